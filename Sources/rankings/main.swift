@@ -1,1 +1,28 @@
+import Glibc
 import RankingsKit
+
+// A closed pipe must surface as a write error (status 74), not kill the process silently.
+signal(SIGPIPE, SIG_IGN)
+
+let help = """
+usage: rankings <command> [options]
+
+Commands:
+  aggregate   turn NDJSON exports of rating_events into the rankings document
+
+Run 'rankings <command> --help' for a command's options; 'rankings --version' prints the version.
+"""
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "aggregate":
+    AggregateCommand.run(Array(arguments.dropFirst()))
+case "-h", "--help", "help":
+    print(help)
+case "--version":
+    print("rankings \(RankingsKitVersion.string)")
+case nil:
+    Terminal.fail(.usage("no command given"), usage: "rankings <command> [options]")
+case let other?:
+    Terminal.fail(.usage("unknown command '\(other)'"), usage: "rankings <command> [options]")
+}

@@ -1,0 +1,173 @@
+import Dispatch
+import Synchronization
+
+/// What a run found in its inputs.
+public struct AggregationResult: Sendable {
+    public var tally: Tally
+    /// The first bad lines of the run in input order, with the path each came from.
+    public var firstBadLines: [(path: String, line: BadLine)]
+    public var badLineCount: Int
+    /// Bytes read from the inputs as stored (compressed bytes for gzip files).
+    public var inputBytes: Int64
+}
+
+/// Reads every input, on every core, and adds up one `Tally`.
+///
+/// Regular files are cut into pieces at byte offsets; each piece owns the lines that start
+/// inside it, so pieces never share a line. Threads take pieces in order and tally them;
+/// each piece keeps its own line count and bad-line log, so bad lines are numbered and
+/// reported exactly as a single thread would, whatever the scheduling.
+public enum Aggregator {
+    /// Pieces are at most this large (fine-grained enough to balance threads) and at least
+    /// `minPieceSize` (so a small file is not split for nothing).
+    static let maxPieceSize: Int64 = 64 << 20
+    static let minPieceSize: Int64 = 8 << 20
+
+    struct Piece: Sendable {
+        var file: Int
+        var start: Int64
+        var end: Int64
+    }
+
+    struct PieceResult: Sendable {
+        var lines = 0
+        var badLines = BadLineLog()
+        var bytes: Int64 = 0
+        var error: InputError?
+    }
+
+    public static func run(_ files: [InputFile], threads: Int, progress: ProgressCounter = ProgressCounter()) throws(InputError) -> AggregationResult {
+        let pieces = plan(files, threads: threads)
+        let workers = max(1, min(threads, pieces.count))
+        let shared = Shared(pieces: pieces, workers: workers)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let reader = LineReader()
+            let tally = shared.tallies[worker]
+            while !shared.stop.load(ordering: .relaxed) {
+                let index = shared.next.add(1, ordering: .relaxed).oldValue
+                if index >= pieces.count { break }
+                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, tally: tally, progress: progress)
+                if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
+                shared.store(result, at: index)
+            }
+        }
+        return try merge(shared, files: files, pieces: pieces)
+    }
+
+    static func plan(_ files: [InputFile], threads: Int) -> [Piece] {
+        var pieces: [Piece] = []
+        for (index, file) in files.enumerated() {
+            guard file.kind == .regular, file.size > minPieceSize, threads > 1 else {
+                pieces.append(Piece(file: index, start: 0, end: .max))
+                continue
+            }
+            // Several pieces per thread, so a thread that finishes early finds more work.
+            let wanted = max(file.size / Int64(threads * 4), minPieceSize)
+            let size = min(wanted, maxPieceSize)
+            var start: Int64 = 0
+            while start < file.size {
+                let end = start + size >= file.size ? Int64.max : start + size
+                pieces.append(Piece(file: index, start: start, end: end))
+                start += size
+            }
+        }
+        return pieces
+    }
+
+    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, tally: Tally,
+                     progress: ProgressCounter) -> PieceResult {
+        var result = PieceResult()
+        var counter = RecordCounter(tally: tally)
+        do {
+            switch file.kind {
+            case .regular:
+                // Start one byte early: if that byte ends a line, our first line starts at `start`.
+                let from = piece.start == 0 ? 0 : piece.start - 1
+                var source = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: from),
+                                            counter: progress)
+                let range = LineReader.Range(skipFirstLine: piece.start > 0,
+                                             limit: piece.end == .max ? .max : piece.end - from,
+                                             atFileStart: piece.start == 0)
+                result.lines = try reader.read(&source, range: range, into: &counter)
+                result.bytes = source.bytesConsumed
+            case .gzip:
+                let raw = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: 0),
+                                         counter: progress)
+                (result.lines, result.bytes) = try readAhead(try GzipSource(raw, path: file.displayPath),
+                                                             reader: reader, into: &counter)
+            case .stream:
+                let raw = try PeekedSource(CountingSource(source: StreamSource(fd: file.fd, path: file.displayPath),
+                                                          counter: progress), peek: 2)
+                if raw.peeked.count == 2 && GzipMagic.matches(raw.peeked[0], raw.peeked[1]) {
+                    (result.lines, result.bytes) = try readAhead(try GzipSource(raw, path: file.displayPath),
+                                                                 reader: reader, into: &counter)
+                } else {
+                    (result.lines, result.bytes) = try readAhead(raw, reader: reader, into: &counter)
+                }
+            }
+        } catch {
+            result.error = error
+        }
+        result.badLines = counter.badLines
+        return result
+    }
+
+    /// Reads `source` on a second thread while this one scans.
+    private static func readAhead<S: ByteSource>(_ source: S, reader: LineReader,
+                                                 into counter: inout RecordCounter) throws(InputError) -> (Int, Int64) {
+        let prefetcher = Prefetcher(source)
+        var ahead = PrefetchSource(prefetcher)
+        defer {
+            ahead.release()
+            prefetcher.close()
+            if let gzip = source as? any GzipClosable { gzip.closeStream() }
+        }
+        let lines = try reader.read(&ahead, into: &counter)
+        return (lines, ahead.bytesConsumed)
+    }
+
+    private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece]) throws(InputError) -> AggregationResult {
+        let results = shared.results
+        // The first failure in input order, whichever thread met it first.
+        for result in results {
+            if let error = result?.error { throw error }
+        }
+        let tally = shared.tallies[0]
+        for other in shared.tallies.dropFirst() { tally.merge(other) }
+        var first: [(path: String, line: BadLine)] = []
+        var count = 0
+        var bytes: Int64 = 0
+        var linesBefore = 0
+        for (index, piece) in pieces.enumerated() {
+            guard let result = results[index] else { continue }
+            if index > 0 && pieces[index - 1].file != piece.file { linesBefore = 0 }
+            for bad in result.badLines.first where first.count < BadLineLog.shownLimit {
+                first.append((files[piece.file].displayPath, BadLine(line: linesBefore + bad.line, reason: bad.reason)))
+            }
+            count += result.badLines.count
+            bytes += result.bytes
+            linesBefore += result.lines
+        }
+        return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes)
+    }
+
+    /// State the worker threads share; each slot of `results` is written by one thread only.
+    private final class Shared: @unchecked Sendable {
+        let next = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let tallies: [Tally]
+        private let lock = Mutex<[PieceResult?]>([])
+
+        init(pieces: [Piece], workers: Int) {
+            tallies = (0..<workers).map { _ in Tally() }
+            lock.withLock { $0 = Array(repeating: nil, count: pieces.count) }
+        }
+
+        func store(_ result: PieceResult, at index: Int) { lock.withLock { $0[index] = result } }
+        var results: [PieceResult?] { lock.withLock { $0 } }
+    }
+}
+
+/// Lets `Aggregator` free a gzip source's zlib state without knowing its type parameter.
+protocol GzipClosable { func closeStream() }
+extension GzipSource: GzipClosable { func closeStream() { close() } }

@@ -1,0 +1,26 @@
+/// One bad line, where it was and why; `line` counts from 1 within its file.
+public struct BadLine: Sendable, Equatable {
+    public var line: Int
+    public var reason: String
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+}
+
+/// The first bad lines of a piece of input, and how many there were in all.
+///
+/// Only `shownLimit` are kept: the merged report shows the first ten of the whole run, and
+/// those are always among the first ten of each piece, whichever thread read it.
+public struct BadLineLog: Sendable {
+    public static let shownLimit = 10
+    public private(set) var first: [BadLine] = []
+    public private(set) var count = 0
+
+    public init() {}
+
+    public mutating func record(line: Int, reason: @autoclosure () -> String) {
+        count += 1
+        if first.count < Self.shownLimit { first.append(BadLine(line: line, reason: reason())) }
+    }
+}

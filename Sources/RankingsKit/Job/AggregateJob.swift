@@ -1,0 +1,127 @@
+import Foundation
+
+/// What `rankings aggregate` was asked to do, already parsed and checked.
+public struct AggregateOptions: Sendable {
+    public var inputs: [String] = []
+    public var output: String?
+    public var top = 10
+    public var computedAt: Timestamp
+    public var maxInvalid = 0
+    public var allowEmpty = false
+    public var reportPath: String?
+    public var quiet = false
+    public var threads: Int = AggregateOptions.availableCores
+    /// Show a progress line (the front end sets it when stderr is a terminal).
+    public var progress = false
+
+    public init(computedAt: Timestamp) { self.computedAt = computedAt }
+
+    /// Cores this process may use (Foundation honours the CPU affinity mask and cgroup quota).
+    public static var availableCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+}
+
+/// Where a job's text goes; the front end points these at the real streams, tests at buffers.
+public struct JobOutput {
+    public var stdout: ([UInt8]) throws(OutputError) -> Void
+    public var stderr: (String) -> Void
+    public init(stdout: @escaping ([UInt8]) throws(OutputError) -> Void, stderr: @escaping (String) -> Void) {
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+}
+
+/// `rankings aggregate`: inputs to rankings document, never leaving a partial output behind.
+public enum AggregateJob {
+    public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
+        let started = Clock.now
+        let files: [InputFile]
+        do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
+        defer { for file in files where file.fd > 2 { close(file.fd) } }
+
+        // Create every output's temporary file first: a run that cannot write fails at once.
+        let document: AtomicFile?
+        let report: AtomicFile?
+        do {
+            document = try options.output.map { path throws(OutputError) in try AtomicFile(path: path) }
+            report = try options.reportPath.map { path throws(OutputError) in try AtomicFile(path: path) }
+        } catch { throw .output(error) }
+
+        let progress = ProgressCounter()
+        let meter = options.progress ? ProgressLine(counter: progress, total: files.reduce(0) { $0 + $1.size }) : nil
+        let result: AggregationResult
+        do {
+            result = try Aggregator.run(files, threads: options.threads, progress: progress)
+        } catch {
+            meter?.finish()
+            throw .input(error)
+        }
+        meter?.finish()
+
+        for bad in result.firstBadLines {
+            output.stderr("\(bad.path):\(bad.line.line): \(bad.line.reason)")
+        }
+        if result.badLineCount > result.firstBadLines.count {
+            output.stderr("rankings: \(result.badLineCount - result.firstBadLines.count) more bad lines not shown")
+        }
+
+        let totals = result.tally.totals
+        var summary = RunSummary()
+        summary.validEvents = totals.ratings
+        summary.hilarious = totals.hilarious
+        summary.horrible = totals.horrible
+        summary.neutral = totals.neutral
+        summary.badLines = result.badLineCount
+        summary.distinctJokes = result.tally.jokeCount
+        summary.inputBytes = result.inputBytes
+
+        var dataError: String?
+        if result.badLineCount > options.maxInvalid {
+            dataError = "\(result.badLineCount) bad lines, more than --max-invalid \(options.maxInvalid); nothing written"
+        } else if totals.ratings == 0 && !options.allowEmpty {
+            dataError = "no valid events in the input; nothing written (--allow-empty writes an empty document)"
+        }
+        summary.exitStatus = dataError == nil ? 0 : 65
+        summary.seconds = Clock.seconds(since: started)
+
+        do {
+            if let report {
+                try report.write(summary.reportJSON())
+                if dataError != nil { try report.commit() }
+            }
+            if let dataError {
+                if !options.quiet { output.stderr(summary.line) }
+                throw JobError.data(dataError)
+            }
+            let rankings = Rankings(result.tally, top: options.top)
+            let bytes = RankingsDocument(rankings: rankings, computedAt: options.computedAt).json()
+            if let document {
+                try document.write(bytes)
+                try document.commit()
+            } else {
+                try output.stdout(bytes)
+            }
+            try report?.commit()
+        } catch let error as JobError {
+            throw error
+        } catch let error as OutputError {
+            throw .output(error)
+        } catch {
+            throw .data("\(error)")
+        }
+        if !options.quiet { output.stderr(summary.line) }
+    }
+}
+
+/// Monotonic wall time, for the run summary.
+enum Clock {
+    static var now: timespec {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return t
+    }
+
+    static func seconds(since start: timespec) -> Double {
+        let t = now
+        return Double(t.tv_sec - start.tv_sec) + Double(t.tv_nsec - start.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,32 @@
+/// Every way a run can fail, each with its one documented exit status (sysexits.h numbers).
+public enum JobError: Error, Sendable {
+    /// Bad command line (64).
+    case usage(String)
+    /// The data is bad: too many bad lines, no valid events, corrupt gzip (65).
+    case data(String)
+    case input(InputError)
+    case output(OutputError)
+
+    public var exitStatus: Int32 {
+        switch self {
+        case .usage: 64
+        case .data: 65
+        case .input(.cannotOpen): 66
+        case .input(.readFailed): 74
+        case .input(.corruptGzip): 65
+        case .output(.cannotCreate): 73
+        case .output(.writeFailed): 74
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .usage(let m), .data(let m): m
+        case .input(.cannotOpen(let path, let reason)): "cannot read \(path): \(reason)"
+        case .input(.readFailed(let path, let reason)): "error reading \(path): \(reason)"
+        case .input(.corruptGzip(let path, let reason)): "\(path): \(reason)"
+        case .output(.cannotCreate(let path, let reason)): "cannot create \(path): \(reason)"
+        case .output(.writeFailed(let path, let reason)): "error writing \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Glibc
+
+/// Why an output could not be written.
+public enum OutputError: Error, Sendable, Equatable {
+    /// The file cannot be created there: missing directory, a directory in its place, no
+    /// permission (status 73).
+    case cannotCreate(path: String, reason: String)
+    /// Writing, flushing or renaming failed part way (status 74).
+    case writeFailed(path: String, reason: String)
+}
+
+/// Replaces a file so that readers (and a crash at any moment) see the old complete file or
+/// the new complete file, never a mix: write a temporary file beside the target, flush it to
+/// disk, rename it over the target, flush the directory.
+///
+/// The temporary file is made up front, so a run that cannot write its output fails before it
+/// reads gigabytes; until `commit`, the target is untouched. Temporary files are removed on
+/// failure and on SIGINT/SIGTERM/SIGHUP (a `kill -9` can leave one behind, never a torn target).
+public final class AtomicFile {
+    public let path: String
+    private let temporaryPath: String
+    private var fd: Int32
+    private var mode: mode_t
+
+    public init(path: String) throws(OutputError) {
+        self.path = path
+        var st = stat()
+        if stat(path, &st) == 0 {
+            if st.st_mode & S_IFMT == S_IFDIR { throw .cannotCreate(path: path, reason: "is a directory") }
+            mode = st.st_mode & 0o7777
+        } else {
+            let mask = umask(0)
+            umask(mask)
+            mode = 0o666 & ~mask
+        }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var template = Array((directory + "." + name + ".tmp-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        self.fd = fd
+        temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        TemporaryFiles.register(temporaryPath)
+    }
+
+    deinit { discard() }
+
+    public func write(_ bytes: [UInt8]) throws(OutputError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .writeFailed(path: path, reason: String(cString: strerror(errno)))
+            }
+            done += n
+        }
+    }
+
+    /// Flushes the new contents and puts them in place of the target.
+    public func commit() throws(OutputError) {
+        guard fd >= 0 else { return }
+        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
+            throw .writeFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        let closed = close(fd)
+        fd = -1
+        guard closed == 0 else { throw .writeFailed(path: path, reason: String(cString: strerror(errno))) }
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw errno == EISDIR ? .cannotCreate(path: path, reason: reason) : .writeFailed(path: path, reason: reason)
+        }
+        TemporaryFiles.unregister(temporaryPath)
+        // Make the rename itself durable.
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? "."
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    /// Removes the temporary file; the target stays as it was.
+    public func discard() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        if TemporaryFiles.unregister(temporaryPath) { unlink(temporaryPath) }
+    }
+}
+
+/// Temporary files to remove if the process is told to stop, from the signal handler.
+enum TemporaryFiles {
+    private static let capacity = 8
+    /// strdup'ed paths; the handler only reads them and calls `unlink`, which is async-signal-safe.
+    nonisolated(unsafe) private static var paths = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: capacity)
+    nonisolated(unsafe) private static var installed = false
+
+    static func register(_ path: String) {
+        installHandlers()
+        for i in 0..<capacity where paths[i] == nil {
+            paths[i] = strdup(path)
+            return
+        }
+    }
+
+    /// Returns whether `path` was still registered.
+    @discardableResult
+    static func unregister(_ path: String) -> Bool {
+        for i in 0..<capacity {
+            if let p = paths[i], String(cString: p) == path {
+                paths[i] = nil
+                free(p)
+                return true
+            }
+        }
+        return false
+    }
+
+    private static func installHandlers() {
+        guard !installed else { return }
+        installed = true
+        paths.initialize(repeating: nil, count: capacity)
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            Glibc.signal(signal) { sig in
+                for i in 0..<TemporaryFiles.capacity {
+                    if let p = TemporaryFiles.paths[i] { unlink(p) }
+                }
+                Glibc.signal(sig, SIG_DFL)
+                raise(sig)
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Glibc
+
+/// Anything the job can read bytes from in chunks: a range of a file, a pipe, a gzip stream.
+public protocol ByteSource: SendableMetatype {
+    /// Reads up to `count` bytes into `buffer`; returns 0 only at the end of the data.
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int
+    /// Bytes taken from the underlying file or pipe so far (compressed bytes for gzip), for
+    /// progress and the run summary.
+    var bytesConsumed: Int64 { get }
+}
+
+/// A failure while reading one input, named by the path the user gave.
+public enum InputError: Error, Sendable, Equatable {
+    /// The input does not exist or cannot be opened or listed (status 66).
+    case cannotOpen(path: String, reason: String)
+    /// A read failed part way (status 74).
+    case readFailed(path: String, reason: String)
+    /// A gzip stream is corrupt or truncated (status 65: the data is bad, not the disk).
+    case corruptGzip(path: String, reason: String)
+}
+
+/// Reads a file descriptor from a fixed offset with `pread`, so several threads can share
+/// one open file and each read its own range.
+public struct FileRangeSource: ByteSource {
+    let fd: Int32
+    let path: String
+    var offset: Int64
+    public private(set) var bytesConsumed: Int64 = 0
+
+    public init(fd: Int32, path: String, offset: Int64) {
+        self.fd = fd
+        self.path = path
+        self.offset = offset
+    }
+
+    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+        while true {
+            let n = pread(fd, buffer, count, off_t(offset))
+            if n >= 0 {
+                offset += Int64(n)
+                bytesConsumed += Int64(n)
+                return n
+            }
+            if errno == EINTR { continue }
+            throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+}
+
+/// Reads a stream (a pipe, standard input) front to back with `read`.
+public struct StreamSource: ByteSource {
+    let fd: Int32
+    let path: String
+    public private(set) var bytesConsumed: Int64 = 0
+
+    public init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer, count)
+            if n >= 0 {
+                bytesConsumed += Int64(n)
+                return n
+            }
+            if errno == EINTR { continue }
+            throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+}

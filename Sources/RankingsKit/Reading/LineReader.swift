@@ -1,0 +1,142 @@
+import Glibc
+
+/// Receives the lines a `LineReader` hands out.
+public protocol LineConsumer: ~Copyable {
+    /// One line, without its `\n`. The byte at `end` is `\n` and `LineReader.padding` bytes
+    /// after it are readable: the contract `JSONLineScanner` relies on.
+    mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64)
+    /// A line longer than `LineReader.maxLineLength`, skipped without being held in memory.
+    mutating func overlongLine(number: Int, offset: Int64)
+}
+
+/// Cuts a byte stream into lines using one fixed buffer.
+///
+/// Only whole lines are handed out; the partial line at the end of a chunk is moved to the
+/// front and completed by the next read. The buffer starts at `chunkSize` and grows only for
+/// a line longer than it, up to `maxLineLength`; a longer line is reported and skipped, so
+/// memory never depends on the size of a file, only on its longest line.
+public final class LineReader {
+    public static let chunkSize = 1 << 20
+    /// Lines longer than this are bad lines. Far above any real record (a few hundred bytes),
+    /// and well past "multi-megabyte", while still bounding memory against a file with no
+    /// newlines at all.
+    public static let maxLineLength = 256 << 20
+    /// Readable bytes kept after the data, for the scanner's 16-byte loads past a line's end.
+    public static let padding = 64
+
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+
+    public init(chunkSize: Int = LineReader.chunkSize) {
+        capacity = chunkSize
+        buffer = .allocate(capacity: capacity + Self.padding)
+        buffer.initialize(repeating: 0, count: capacity + Self.padding)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Which lines of the stream belong to this reading.
+    public struct Range: Sendable {
+        /// The stream starts one byte before the first byte of the range, and the line that
+        /// byte belongs to is not ours (it is the previous range's last line).
+        public var skipFirstLine: Bool
+        /// Lines starting at this stream offset or later are not ours.
+        public var limit: Int64
+        /// The stream is the start of a file, where a UTF-8 BOM may sit.
+        public var atFileStart: Bool
+
+        public static let whole = Range(skipFirstLine: false, limit: .max, atFileStart: true)
+        public init(skipFirstLine: Bool, limit: Int64, atFileStart: Bool) {
+            self.skipFirstLine = skipFirstLine
+            self.limit = limit
+            self.atFileStart = atFileStart
+        }
+    }
+
+    /// Feeds every line of `range` in `source` to `consumer`; returns how many lines it saw.
+    @discardableResult
+    public func read<S: ByteSource, C: LineConsumer & ~Copyable>(_ source: inout S, range: Range = .whole,
+                                                     into consumer: inout C) throws(InputError) -> Int {
+        var filled = 0            // valid bytes in buffer
+        var pos = 0               // start of the first line not yet handed out
+        var base: Int64 = 0       // stream offset of buffer[0]
+        var eof = false
+        var skipping = range.skipFirstLine
+        var overlong = false      // dropping the rest of a line longer than maxLineLength
+        var overlongStart: Int64 = 0
+        var lines = 0
+        var bomChecked = !range.atFileStart
+
+        while true {
+            if !bomChecked && (filled >= 3 || eof) {
+                bomChecked = true
+                if filled >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF { pos = 3 }
+            }
+            if bomChecked {
+                while pos < filled {
+                    let lineStart = base + Int64(pos)
+                    if !skipping && !overlong && lineStart >= range.limit { return lines }
+                    guard let nl = memchr(buffer + pos, 0x0A, filled - pos) else { break }
+                    let end = nl.assumingMemoryBound(to: UInt8.self)
+                    if skipping {
+                        skipping = false
+                    } else if overlong {
+                        overlong = false
+                        lines += 1
+                        consumer.overlongLine(number: lines, offset: overlongStart)
+                    } else {
+                        lines += 1
+                        consumer.line(UnsafePointer(buffer + pos), UnsafePointer(end), number: lines, offset: lineStart)
+                    }
+                    pos = end - buffer + 1
+                }
+            }
+            if eof {
+                if pos < filled || overlong {
+                    let lineStart = base + Int64(pos)
+                    if overlong {
+                        lines += 1
+                        consumer.overlongLine(number: lines, offset: overlongStart)
+                    } else if !skipping && lineStart < range.limit {
+                        buffer[filled] = 0x0A
+                        lines += 1
+                        consumer.line(UnsafePointer(buffer + pos), UnsafePointer(buffer + filled), number: lines, offset: lineStart)
+                    }
+                }
+                return lines
+            }
+            // Keep the unfinished line and make room after it.
+            if pos > 0 {
+                if pos < filled { memmove(buffer, buffer + pos, filled - pos) }
+                base += Int64(pos)
+                filled -= pos
+                pos = 0
+            }
+            if filled == capacity {
+                if skipping || overlong {
+                    base += Int64(filled)
+                    filled = 0
+                } else if capacity < Self.maxLineLength {
+                    grow()
+                } else {
+                    overlong = true
+                    overlongStart = base
+                    base += Int64(filled)
+                    filled = 0
+                }
+            }
+            let n = try source.read(into: buffer + filled, count: capacity - filled)
+            if n == 0 { eof = true } else { filled += n }
+        }
+    }
+
+    private func grow() {
+        let newCapacity = min(capacity * 2, Self.maxLineLength)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity + Self.padding)
+        bigger.initialize(repeating: 0, count: newCapacity + Self.padding)
+        bigger.update(from: buffer, count: capacity)
+        buffer.deallocate()
+        buffer = bigger
+        capacity = newCapacity
+    }
+}

@@ -1,0 +1,306 @@
+/// Validates one NDJSON line against RFC 8259 and notes where the top-level fields we use sit.
+///
+/// This is the hot loop of the job. It walks the bytes once, never builds a string, and keeps
+/// no per-line allocation: nesting is tracked in a fixed 1,001-entry stack owned by the scanner.
+///
+/// Contract with the caller (`LineReader` keeps it): the byte at `end` is `\n` and at least
+/// `LineBuffer.padding` bytes after `end` are readable. Because a line never contains `\n`
+/// before `end`, that sentinel stops every inner loop without a bounds check: it is not JSON
+/// whitespace here (only space, tab and CR are inside a line), not a string byte (control
+/// character), not a digit and not a structural character.
+public struct JSONLineScanner: ~Copyable {
+    /// Deepest nesting accepted; one more level is a malformed line (RFC 8259 lets parsers limit it).
+    public static let maxDepth = 1000
+
+    /// Which top-level keys to capture; `Field.jokeID` and `Field.rating` are always wanted.
+    public var wanted: FieldSet
+
+    /// What the last failed `scan` found, for the message; `failOffset` counts from the line start.
+    public private(set) var failure: Malformation = .unexpectedEnd
+    public private(set) var failOffset: Int = 0
+
+    /// Spans of the wanted fields, valid after `scan` returns `.object`. The last occurrence of
+    /// a repeated key wins, as the input rules require.
+    public private(set) var fields: CapturedFields = CapturedFields()
+
+    /// One byte per open container: `{` or `[`.
+    private let stack: UnsafeMutablePointer<UInt8>
+    /// Unescaped key bytes, for the rare key written with escapes (`"joke\u005fid"`).
+    private var keyScratch: ByteBuffer
+
+    public init(wanted: FieldSet = .ratingOnly) {
+        self.wanted = wanted.union(.ratingOnly)
+        stack = .allocate(capacity: Self.maxDepth + 2)
+        keyScratch = ByteBuffer(capacity: 64)
+    }
+
+    deinit { stack.deallocate() }
+
+    public enum Outcome: Equatable, Sendable {
+        /// Only spaces, tabs and CRs: skipped, counts as nothing.
+        case blank
+        /// A valid JSON text whose value is an object; `fields` holds the captured spans.
+        case object
+        /// A valid JSON text that is not an object (an invalid record).
+        case notObject
+        /// Not a JSON text; `failure` and `failOffset` say why.
+        case malformed
+    }
+
+    /// Scans the line `[start, end)`; see the type's contract for what must follow `end`.
+    public mutating func scan(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
+        fields.reset()
+        var p = skipSpace(start)
+        if p == end { return .blank }
+        let isObject = p.pointee == UInt8(ascii: "{")
+        var depth = 0
+        // The field whose value starts next at depth 1, and where that value began.
+        var pending = Field.none
+        var pendingStart = p
+
+        valueLoop: while true {
+            // p is at the first byte of a value.
+            let c = p.pointee
+            switch c {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth &+= 1
+                if depth > Self.maxDepth { return fail(.tooDeep, p, start) }
+                stack[depth] = c
+                p = skipSpace(p + 1)
+                if c == UInt8(ascii: "{") {
+                    if p.pointee != UInt8(ascii: "}") {
+                        guard let next = key(at: p, depth: depth, start: start, pending: &pending) else { return .malformed }
+                        p = next
+                        if depth == 1 { pendingStart = p }
+                        continue valueLoop
+                    }
+                } else if p.pointee != UInt8(ascii: "]") {
+                    continue valueLoop
+                }
+                // An empty container closes at once.
+                p += 1
+                depth &-= 1
+            case UInt8(ascii: "\""):
+                guard let next = skipString(p, start: start) else { return .malformed }
+                p = next
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard let next = skipNumber(p, start: start) else { return .malformed }
+                p = next
+            case UInt8(ascii: "t"):
+                guard matches(p, "true") else { return fail(.badLiteral, p, start) }
+                p += 4
+            case UInt8(ascii: "f"):
+                guard matches(p, "false") else { return fail(.badLiteral, p, start) }
+                p += 5
+            case UInt8(ascii: "n"):
+                guard matches(p, "null") else { return fail(.badLiteral, p, start) }
+                p += 4
+            case UInt8(ascii: "\n"):
+                return fail(.unexpectedEnd, p, start)
+            default:
+                return fail(c >= 0x80 ? .nonASCIIOutsideString : .unexpectedCharacter, p, start)
+            }
+
+            // After a value: close containers and move to the next member or element.
+            while true {
+                if depth == 1 && pending != .none {
+                    fields.set(pending, from: pendingStart, to: p)
+                    pending = .none
+                }
+                p = skipSpace(p)
+                if depth == 0 {
+                    if p != end { return fail(.trailingCharacters, p, start) }
+                    return isObject ? .object : .notObject
+                }
+                let container = stack[depth]
+                let c = p.pointee
+                if c == UInt8(ascii: ",") {
+                    p = skipSpace(p + 1)
+                    if container == UInt8(ascii: "{") {
+                        guard let next = key(at: p, depth: depth, start: start, pending: &pending) else { return .malformed }
+                        p = next
+                        if depth == 1 { pendingStart = p }
+                    }
+                    continue valueLoop
+                }
+                if (c == UInt8(ascii: "}") && container == UInt8(ascii: "{"))
+                    || (c == UInt8(ascii: "]") && container == UInt8(ascii: "[")) {
+                    p += 1
+                    depth &-= 1
+                    continue
+                }
+                if c == UInt8(ascii: "\n") { return fail(.unexpectedEnd, p, start) }
+                return fail(container == UInt8(ascii: "{") ? .expectedCommaOrBrace : .expectedCommaOrBracket, p, start)
+            }
+        }
+    }
+
+    /// Parses `"key" :` and the space after it; notes the key when it names a wanted top-level field.
+    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>,
+                              pending: inout Field) -> UnsafePointer<UInt8>? {
+        guard p.pointee == UInt8(ascii: "\"") else {
+            _ = fail(p.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedKey, p, start)
+            return nil
+        }
+        guard let afterKey = skipString(p, start: start) else { return nil }
+        if depth == 1 {
+            pending = identify(key: p + 1, end: afterKey - 1)
+        }
+        var q = skipSpace(afterKey)
+        guard q.pointee == UInt8(ascii: ":") else {
+            _ = fail(q.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedColon, q, start)
+            return nil
+        }
+        q = skipSpace(q + 1)
+        return q
+    }
+
+    /// Names the field a top-level key refers to, comparing after unescaping.
+    private mutating func identify(key: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> Field {
+        let raw = UnsafeBufferPointer(start: key, count: end - key)
+        if raw.firstIndex(of: UInt8(ascii: "\\")) == nil {
+            return wanted.field(named: raw)
+        }
+        keyScratch.removeAll()
+        // The key already passed validation, so unescaping cannot fail; a lone surrogate simply
+        // cannot spell one of our ASCII field names.
+        guard JSONString.unescape(raw, into: &keyScratch, allowLoneSurrogates: true) else { return .none }
+        return keyScratch.withBuffer { wanted.field(named: $0) }
+    }
+
+    @inline(__always)
+    private func skipSpace(_ p: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
+        var p = p
+        while true {
+            let c = p.pointee
+            if c == 0x20 || c == 0x09 || c == 0x0D { p += 1 } else { return p }
+        }
+    }
+
+    @inline(__always)
+    private func matches(_ p: UnsafePointer<UInt8>, _ literal: StaticString) -> Bool {
+        // Reads at most 5 bytes; the sentinel and padding make that safe, and the first
+        // mismatch (at the latest the sentinel) ends the comparison.
+        let l = literal.utf8Start
+        for i in 0..<literal.utf8CodeUnitCount where p[i] != l[i] { return false }
+        return true
+    }
+
+    /// Skips a string starting at its opening quote; returns the byte after the closing quote.
+    /// Checks escapes, control characters and UTF-8 as it goes.
+    @inline(__always)
+    private mutating func skipString(_ open: UnsafePointer<UInt8>, start: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+        var p = open + 1
+        while true {
+            // Most bytes of an export are plain ASCII inside strings: look at 16 at a time.
+            let v = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self)
+            let special = (v .== SIMD16(repeating: UInt8(ascii: "\""))) .| (v .== SIMD16(repeating: UInt8(ascii: "\\")))
+                .| (v .< SIMD16(repeating: 0x20)) .| (v .>= SIMD16(repeating: 0x80))
+            if !any(special) {
+                p += 16
+                continue
+            }
+            // Walk to the first special byte of this block.
+            while true {
+                let c = p.pointee
+                if c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { p += 1; continue }
+                break
+            }
+            let c = p.pointee
+            if c == UInt8(ascii: "\"") { return p + 1 }
+            if c == UInt8(ascii: "\\") {
+                let e = p[1]
+                switch e {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                     UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    p += 2
+                case UInt8(ascii: "u"):
+                    guard isHex(p[2]), isHex(p[3]), isHex(p[4]), isHex(p[5]) else {
+                        _ = fail(.badUnicodeEscape, p, start); return nil
+                    }
+                    p += 6
+                default:
+                    _ = fail(e == UInt8(ascii: "\n") ? .unterminatedString : .badEscape, p, start); return nil
+                }
+                continue
+            }
+            if c < 0x20 {
+                _ = fail(c == UInt8(ascii: "\n") ? .unterminatedString : .controlCharacterInString, p, start)
+                return nil
+            }
+            // c >= 0x80: one UTF-8 sequence.
+            let n = UTF8Validation.sequenceLength(p)
+            if n == 0 { _ = fail(.invalidUTF8, p, start); return nil }
+            p += n
+        }
+    }
+
+    /// Skips a number per RFC 8259's grammar (no leading zeros, digits on both sides of `.`).
+    @inline(__always)
+    private mutating func skipNumber(_ first: UnsafePointer<UInt8>, start: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+        var p = first
+        if p.pointee == UInt8(ascii: "-") { p += 1 }
+        if p.pointee == UInt8(ascii: "0") {
+            p += 1
+            if isDigit(p.pointee) { _ = fail(.leadingZero, first, start); return nil }
+        } else if isDigit(p.pointee) {
+            p += 1
+            while isDigit(p.pointee) { p += 1 }
+        } else {
+            _ = fail(.badNumber, first, start); return nil
+        }
+        if p.pointee == UInt8(ascii: ".") {
+            p += 1
+            guard isDigit(p.pointee) else { _ = fail(.badNumber, first, start); return nil }
+            while isDigit(p.pointee) { p += 1 }
+        }
+        if p.pointee | 0x20 == UInt8(ascii: "e") {
+            p += 1
+            if p.pointee == UInt8(ascii: "+") || p.pointee == UInt8(ascii: "-") { p += 1 }
+            guard isDigit(p.pointee) else { _ = fail(.badNumber, first, start); return nil }
+            while isDigit(p.pointee) { p += 1 }
+        }
+        return p
+    }
+
+    @inline(__always) private func isDigit(_ c: UInt8) -> Bool { c &- UInt8(ascii: "0") < 10 }
+    @inline(__always) private func isHex(_ c: UInt8) -> Bool {
+        c &- UInt8(ascii: "0") < 10 || (c | 0x20) &- UInt8(ascii: "a") < 6
+    }
+
+    private mutating func fail(_ why: Malformation, _ p: UnsafePointer<UInt8>, _ start: UnsafePointer<UInt8>) -> Outcome {
+        failure = why
+        failOffset = p - start
+        return .malformed
+    }
+}
+
+/// Why a line is not a JSON text; each case is one RFC 8259 rule.
+public enum Malformation: Sendable, Equatable {
+    case unexpectedEnd, unexpectedCharacter, nonASCIIOutsideString, trailingCharacters
+    case expectedKey, expectedColon, expectedCommaOrBrace, expectedCommaOrBracket
+    case unterminatedString, controlCharacterInString, badEscape, badUnicodeEscape, invalidUTF8
+    case leadingZero, badNumber, badLiteral, tooDeep
+
+    public var message: String {
+        switch self {
+        case .unexpectedEnd: "unexpected end of line"
+        case .unexpectedCharacter: "unexpected character"
+        case .nonASCIIOutsideString: "non-ASCII byte outside a string (a BOM is allowed only at the start of a file)"
+        case .trailingCharacters: "more after the JSON value"
+        case .expectedKey: "expected a string key"
+        case .expectedColon: "expected ':' after a key"
+        case .expectedCommaOrBrace: "expected ',' or '}'"
+        case .expectedCommaOrBracket: "expected ',' or ']'"
+        case .unterminatedString: "unterminated string"
+        case .controlCharacterInString: "raw control character in a string"
+        case .badEscape: "invalid escape in a string"
+        case .badUnicodeEscape: "invalid \\u escape in a string"
+        case .invalidUTF8: "invalid UTF-8"
+        case .leadingZero: "number with a leading zero"
+        case .badNumber: "invalid number"
+        case .badLiteral: "invalid literal (only true, false and null)"
+        case .tooDeep: "nested deeper than \(JSONLineScanner.maxDepth) levels"
+        }
+    }
+}

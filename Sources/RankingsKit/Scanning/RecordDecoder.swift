@@ -1,0 +1,92 @@
+import Glibc
+
+/// Why a valid JSON line is not a usable `rating_events` record.
+public enum InvalidRecord: Error, Sendable, Equatable {
+    case notObject
+    case missingJokeID, jokeIDNotString, emptyJokeID, jokeIDLoneSurrogate
+    case missingRating, ratingNotNumber, ratingOutOfRange
+    case missingTimestamp, unreadableTimestamp
+    case missingDeviceID, missingEventID
+
+    public var message: String {
+        switch self {
+        case .notObject: "the line is not a JSON object"
+        case .missingJokeID: "no joke_id"
+        case .jokeIDNotString: "joke_id is not a string"
+        case .emptyJokeID: "joke_id is empty"
+        case .jokeIDLoneSurrogate: "joke_id has a lone surrogate escape"
+        case .missingRating: "no rating"
+        case .ratingNotNumber: "rating is not a number"
+        case .ratingOutOfRange: "rating is not between 1 and 5"
+        case .missingTimestamp: "no timestamp (needed by --as-of)"
+        case .unreadableTimestamp: "timestamp is not an RFC 3339 string or a {seconds, nanoseconds} object"
+        case .missingDeviceID: "no string device_id (needed by --dedupe device)"
+        case .missingEventID: "no string id (needed by --dedupe id)"
+        }
+    }
+}
+
+/// What the ratings app calls a vote: the rating's kind, from the value on either scale.
+public enum RatingKind: UInt8, Sendable {
+    case horrible, neutral, hilarious
+
+    /// 4–5 is Hilarious, 1–2 Horrible, anything strictly between is a neutral vote.
+    @inline(__always) public init(_ value: Double) {
+        self = value >= 4 ? .hilarious : value <= 2 ? .horrible : .neutral
+    }
+}
+
+/// Reads `joke_id` and `rating` out of a scanned line without building strings.
+public struct RecordDecoder: ~Copyable {
+    /// Unescaped joke id when the raw one has escapes; reused line after line.
+    private var idScratch = ByteBuffer(capacity: 256)
+    /// NUL-terminated number text for `strtod`.
+    private var numberScratch = ByteBuffer(capacity: 64)
+
+    public init() {}
+
+    /// The joke id's bytes after unescaping; points into the line or into scratch storage,
+    /// valid until the next call.
+    @inline(__always)
+    public mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
+        guard let raw else { return .failure(.missingJokeID) }
+        guard raw[0] == UInt8(ascii: "\"") else { return .failure(.jokeIDNotString) }
+        let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
+        if inner.isEmpty { return .failure(.emptyJokeID) }
+        if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return .success(inner) }
+        idScratch.removeAll()
+        guard JSONString.unescape(inner, into: &idScratch, allowLoneSurrogates: false) else {
+            return .failure(.jokeIDLoneSurrogate)
+        }
+        return .success(idScratch.withBuffer { $0 })
+    }
+
+    /// The rating as an IEEE double, checked against 1...5.
+    @inline(__always)
+    public mutating func rating(_ raw: UnsafeBufferPointer<UInt8>?) -> Result<Double, InvalidRecord> {
+        guard let raw else { return .failure(.missingRating) }
+        let c = raw[0]
+        // The common case by far: a single digit.
+        if raw.count == 1 {
+            guard c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") else { return .failure(.ratingNotNumber) }
+            let v = Double(c - UInt8(ascii: "0"))
+            return v >= 1 && v <= 5 ? .success(v) : .failure(.ratingOutOfRange)
+        }
+        guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) else {
+            return .failure(.ratingNotNumber)
+        }
+        let v = parseNumber(raw)
+        return v >= 1 && v <= 5 ? .success(v) : .failure(.ratingOutOfRange)
+    }
+
+    /// Any JSON number text (already validated) to the nearest double, as RFC 8259 readers do;
+    /// glibc's `strtod` rounds correctly, so `4.99999999999999999` is 5.
+    mutating func parseNumber(_ raw: UnsafeBufferPointer<UInt8>) -> Double {
+        numberScratch.removeAll()
+        numberScratch.append(raw)
+        numberScratch.terminate()
+        return numberScratch.withBuffer { buf in
+            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count + 1) { strtod($0, nil) }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Glibc
+import RankingsKit
+
+/// `rankings aggregate`: parses its flags and hands the work to `AggregateJob`.
+enum AggregateCommand {
+    static let synopsis = "rankings aggregate [options] INPUT..."
+
+    static let help = """
+    usage: rankings aggregate [options] INPUT...
+
+    Reads NDJSON exports of rating_events and writes the all-time rankings document.
+
+      INPUT               an NDJSON file (gzip detected by its magic bytes); a directory (its
+                          files ending in .ndjson, .jsonl, .json or those plus .gz, not recursive,
+                          names starting with '.' skipped, in byte order of name); or '-' for
+                          standard input (once)
+      -o, --output PATH   write the document to PATH atomically; without it, to standard output
+      --top N             entries per list, 1...1000 (default 10)
+      --computed-at TIME  the document's computed_at, RFC 3339 with any offset (default: now);
+                          written in UTC with Z
+      --max-invalid N     bad lines tolerated before the run fails (default 0)
+      --allow-empty       write a document even when there are no valid events
+      --report PATH       also write a JSON summary of the run
+      --threads N         threads to use (default: the cores available)
+      -q, --quiet         no summary line on stderr
+
+    Exit status: 0 written; 64 usage; 65 bad data; 66 input unreadable; 73 output cannot be
+    created; 74 I/O error. On failure the output is left exactly as it was.
+    """
+
+    static func parse(_ words: [String]) throws(JobError) -> AggregateOptions? {
+        var options = AggregateOptions(computedAt: now())
+        var args = ArgumentList(words)
+        while let option = args.nextOption() {
+            switch option.name {
+            case "-h", "--help":
+                return nil
+            case "-o", "--output":
+                options.output = try args.value(for: option)
+                if options.output!.isEmpty { throw .usage("--output needs a path") }
+            case "--top":
+                options.top = try args.integer(for: option, in: Rankings.topRange)
+            case "--computed-at":
+                let text = try args.value(for: option)
+                guard let t = Timestamp.parseRFC3339(text) else {
+                    throw .usage("--computed-at takes an RFC 3339 time like 2026-02-18T00:00:00-05:00, not '\(text)'")
+                }
+                options.computedAt = t
+            case "--max-invalid":
+                options.maxInvalid = try args.integer(for: option, in: 0...Int.max)
+            case "--allow-empty":
+                try args.flag(option)
+                options.allowEmpty = true
+            case "--report":
+                options.reportPath = try args.value(for: option)
+                if options.reportPath!.isEmpty { throw .usage("--report needs a path") }
+            case "--threads":
+                options.threads = try args.integer(for: option, in: 1...1024)
+            case "-q", "--quiet":
+                try args.flag(option)
+                options.quiet = true
+            default:
+                throw .usage("unknown option \(option.name)")
+            }
+        }
+        options.inputs = args.operands
+        if options.inputs.isEmpty { throw .usage("no INPUT given") }
+        if options.inputs.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        if let output = options.output, output == options.reportPath {
+            throw .usage("--output and --report name the same file")
+        }
+        options.progress = Terminal.stderrIsTerminal && !options.quiet
+        return options
+    }
+
+    static func run(_ words: [String]) -> Never {
+        let options: AggregateOptions
+        do {
+            guard let parsed = try parse(words) else {
+                print(help)
+                exit(0)
+            }
+            options = parsed
+        } catch {
+            Terminal.fail(error, usage: synopsis)
+        }
+        do {
+            try AggregateJob.run(options, output: Terminal.output)
+        } catch {
+            Terminal.fail(error)
+        }
+        exit(0)
+    }
+
+    static func now() -> Timestamp {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Timestamp(seconds: Int64(t.tv_sec))
+    }
+}

@@ -1,0 +1,42 @@
+import Glibc
+import RankingsKit
+
+/// Standard output and error for the front end: plain `write(2)`, no buffering surprises, and
+/// a failed stdout write is an error (status 74) instead of a silent loss.
+enum Terminal {
+    static func writeStdout(_ bytes: [UInt8]) throws(OutputError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .writeFailed(path: "standard output", reason: String(cString: strerror(errno)))
+            }
+            done += n
+        }
+    }
+
+    static func printError(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { buf in
+            var done = 0
+            while done < buf.count {
+                let n = write(2, buf.baseAddress! + done, buf.count - done)
+                if n <= 0 { return }
+                done += n
+            }
+        }
+    }
+
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    static var output: JobOutput { JobOutput(stdout: { (bytes: [UInt8]) throws(OutputError) in try writeStdout(bytes) },
+                                  stderr: printError) }
+
+    /// Prints a failure as `rankings: error: …` and exits with its status.
+    static func fail(_ error: JobError, usage: String? = nil) -> Never {
+        printError("rankings: error: \(error.message)")
+        if case .usage = error, let usage { printError("usage: \(usage)\nrun 'rankings --help' for more") }
+        exit(error.exitStatus)
+    }
+}
