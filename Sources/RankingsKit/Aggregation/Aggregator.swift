@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import Synchronization
 
 /// What a run found in its inputs.
@@ -40,7 +40,7 @@ public enum Aggregator {
         let pieces = plan(files, threads: threads)
         let workers = max(1, min(threads, pieces.count))
         let shared = Shared(pieces: pieces, workers: workers)
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        Workers.run(count: workers) { worker in
             let reader = LineReader()
             let tally = shared.tallies[worker]
             while !shared.stop.load(ordering: .relaxed) {
@@ -171,3 +171,23 @@ public enum Aggregator {
 /// Lets `Aggregator` free a gzip source's zlib state without knowing its type parameter.
 protocol GzipClosable { func closeStream() }
 extension GzipSource: GzipClosable { func closeStream() { close() } }
+
+/// Runs `body` on `count` threads at once (the caller's thread is one of them) and waits.
+///
+/// Plain threads rather than `DispatchQueue.concurrentPerform`, which on Linux ran all
+/// iterations on one thread here.
+enum Workers {
+    static func run(count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        for worker in 1..<max(count, 1) {
+            let thread = Thread {
+                body(worker)
+                done.signal()
+            }
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+        body(0)
+        for _ in 1..<max(count, 1) { done.wait() }
+    }
+}
