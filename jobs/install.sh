@@ -1,0 +1,139 @@
+#!/bin/bash
+# Builds `rankings` in release mode and installs it with everything the daily
+# run needs; `jobs/install.sh uninstall` takes it all away again.
+#
+#   sudo jobs/install.sh                     build, install under /usr/local and /etc
+#   sudo jobs/install.sh uninstall [--purge] remove; --purge also drops an edited config
+#
+# Environment:
+#   PREFIX=/usr/local    where the binary and the cron wrapper go
+#   SYSCONFDIR=/etc      where the configuration, units, cron and sysusers files go
+#                        (systemd and cron look only under /etc, whatever PREFIX is)
+#   DESTDIR=             staging root prepended to every path written; the paths
+#                        written *into* the files leave it out. When set, nothing
+#                        outside DESTDIR is touched (no user, no systemctl).
+#   RANKINGS_PREBUILT=   an already built rankings to install instead of building
+#
+# Installed files (the same list the tests check):
+#   $PREFIX/bin/rankings
+#   $PREFIX/libexec/rankings-cron
+#   $SYSCONFDIR/rankings.conf
+#   $SYSCONFDIR/systemd/system/rankings.service
+#   $SYSCONFDIR/systemd/system/rankings.timer
+#   $SYSCONFDIR/cron.d/rankings
+#   $SYSCONFDIR/sysusers.d/rankings.conf
+set -euo pipefail
+
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=${PREFIX:-/usr/local}
+sysconfdir=${SYSCONFDIR:-/etc}
+destdir=${DESTDIR:-}
+bindir=$prefix/bin
+libexecdir=$prefix/libexec
+
+# Source template, installed path, mode. The configuration comes first so
+# that uninstall can judge it before anything else is gone.
+files=(
+    "jobs/rankings.conf      $sysconfdir/rankings.conf                  0644"
+    "jobs/rankings.service   $sysconfdir/systemd/system/rankings.service 0644"
+    "jobs/rankings.timer     $sysconfdir/systemd/system/rankings.timer   0644"
+    "cron/rankings           $sysconfdir/cron.d/rankings                 0644"
+    "cron/rankings-cron      $libexecdir/rankings-cron                   0755"
+    "jobs/rankings.sysusers  $sysconfdir/sysusers.d/rankings.conf        0644"
+)
+config=$sysconfdir/rankings.conf
+
+# Templates name installation paths as @BINDIR@ and the like, so the
+# installed files point at where things really went and need no editing.
+render() {
+    sed -e "s|@BINDIR@|$bindir|g" \
+        -e "s|@LIBEXECDIR@|$libexecdir|g" \
+        -e "s|@SYSCONFDIR@|$sysconfdir|g" "$root/$1"
+}
+
+# Only a real install may change the running system.
+live() { [[ -z $destdir ]]; }
+systemd_running() { live && [[ -d /run/systemd/system ]]; }
+
+build() {
+    if [[ -n ${RANKINGS_PREBUILT:-} ]]; then
+        printf '%s\n' "$RANKINGS_PREBUILT"
+        return
+    fi
+    swift build -c release --package-path "$root" >&2
+    printf '%s/rankings\n' "$(swift build -c release --package-path "$root" --show-bin-path)"
+}
+
+install_all() {
+    local binary source target mode
+    binary=$(build)
+    install -D -m 0755 "$binary" "$destdir$bindir/rankings"
+    echo "installed $bindir/rankings"
+    for entry in "${files[@]}"; do
+        read -r source target mode <<<"$entry"
+        # An operator's settings survive reinstalls and upgrades.
+        if [[ $target == "$config" && -e $destdir$target ]]; then
+            echo "kept existing $target"
+            continue
+        fi
+        install -d -m 0755 "$(dirname -- "$destdir$target")"
+        render "$source" >"$destdir$target.tmp"
+        chmod "$mode" "$destdir$target.tmp"
+        mv -f "$destdir$target.tmp" "$destdir$target"
+        echo "installed $target"
+    done
+    if live; then
+        create_account
+    fi
+    if systemd_running; then
+        systemctl daemon-reload
+    fi
+}
+
+# The job runs as the system user `rankings` under both schedulers, and cron
+# (unlike systemd's StateDirectory=) needs the state directory made for it.
+create_account() {
+    if command -v systemd-sysusers >/dev/null; then
+        systemd-sysusers "$sysconfdir/sysusers.d/rankings.conf"
+    elif ! getent passwd rankings >/dev/null; then
+        useradd --system --user-group --home-dir /var/lib/rankings --no-create-home \
+            --shell /usr/sbin/nologin rankings
+    fi
+    install -d -o rankings -g rankings -m 0755 /var/lib/rankings
+}
+
+uninstall_all() {
+    local purge=${1:-} source target mode
+    if systemd_running; then
+        systemctl disable --now rankings.timer 2>/dev/null || true
+    fi
+    for entry in "${files[@]}"; do
+        read -r source target mode <<<"$entry"
+        [[ -e $destdir$target ]] || continue
+        if [[ $target == "$config" && $purge != --purge ]] && ! render "$source" | cmp -s - "$destdir$target"; then
+            echo "kept $target: it was edited (remove it yourself, or use --purge)"
+            continue
+        fi
+        rm -f -- "$destdir$target"
+        echo "removed $target"
+    done
+    if [[ -e $destdir$bindir/rankings ]]; then
+        rm -f -- "$destdir$bindir/rankings"
+        echo "removed $bindir/rankings"
+    fi
+    if systemd_running; then
+        systemctl daemon-reload
+    fi
+    if live; then
+        echo "left in place: the user rankings and /var/lib/rankings (the documents)"
+    fi
+}
+
+case ${1:-install} in
+    install) install_all ;;
+    uninstall) uninstall_all "${2:-}" ;;
+    *)
+        echo "usage: $0 [install | uninstall [--purge]]" >&2
+        exit 64
+        ;;
+esac
