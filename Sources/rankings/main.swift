@@ -9,6 +9,8 @@ usage: rankings <command> [options]
 
 Commands:
   aggregate   turn NDJSON exports of rating_events into the rankings document
+  check       check rankings documents against what the app's decoder expects
+  migrate     rewrite an export to the binary scale (4 -> 5, 2 -> 1, neutral dropped)
 
 Run 'rankings <command> --help' for a command's options; 'rankings --version' prints the version.
 """
@@ -17,6 +19,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "aggregate":
     AggregateCommand.run(Array(arguments.dropFirst()))
+case "check":
+    CheckCommand.run(Array(arguments.dropFirst()))
+case "migrate":
+    MigrateCommand.run(Array(arguments.dropFirst()))
 case "-h", "--help", "help":
     print(help)
 case "--version":

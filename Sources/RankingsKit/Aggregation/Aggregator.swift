@@ -36,12 +36,17 @@ public enum Aggregator {
         var error: InputError?
     }
 
-    public static func run(_ files: [InputFile], threads: Int, progress: ProgressCounter = ProgressCounter()) throws(InputError) -> AggregationResult {
-        let pieces = plan(files, threads: threads)
+    /// - Parameters:
+    ///   - pieceSize: fixed piece size instead of the automatic one (tests use tiny pieces to
+    ///     put split points inside lines and at chunk edges).
+    ///   - chunkSize: the line reader's starting buffer size (tests use tiny ones).
+    public static func run(_ files: [InputFile], threads: Int, progress: ProgressCounter = ProgressCounter(),
+                           pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
+        let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
         let shared = Shared(pieces: pieces, workers: workers)
         Workers.run(count: workers) { worker in
-            let reader = LineReader()
+            let reader = LineReader(chunkSize: chunkSize)
             let tally = shared.tallies[worker]
             while !shared.stop.load(ordering: .relaxed) {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
@@ -54,16 +59,16 @@ public enum Aggregator {
         return try merge(shared, files: files, pieces: pieces)
     }
 
-    static func plan(_ files: [InputFile], threads: Int) -> [Piece] {
+    static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {
         var pieces: [Piece] = []
         for (index, file) in files.enumerated() {
-            guard file.kind == .regular, file.size > minPieceSize, threads > 1 else {
+            guard file.kind == .regular, file.size > (pieceSize ?? minPieceSize), threads > 1 || pieceSize != nil else {
                 pieces.append(Piece(file: index, start: 0, end: .max))
                 continue
             }
             // Several pieces per thread, so a thread that finishes early finds more work.
             let wanted = max(file.size / Int64(threads * 4), minPieceSize)
-            let size = min(wanted, maxPieceSize)
+            let size = max(1, pieceSize ?? min(wanted, maxPieceSize))
             var start: Int64 = 0
             while start < file.size {
                 let end = start + size >= file.size ? Int64.max : start + size
