@@ -1,0 +1,132 @@
+import Glibc
+
+/// Gives each distinct byte string (a joke id, a device id, an event id) a dense index.
+///
+/// An open-addressing table over a flat key arena: looking up a string already seen allocates
+/// nothing; a new one costs one append. Keys are exact bytes: never `String`, whose equality
+/// folds canonically equivalent ids together.
+public final class ByteInterner: @unchecked Sendable {
+    /// Entry index + 1 per slot; 0 is empty. Power-of-two sized, at most half full.
+    private var slots: UnsafeMutablePointer<UInt32>
+    private var slotMask: Int
+    /// Per entry: where its bytes sit in `arena`, how many, and its hash.
+    private var offsets: UnsafeMutablePointer<Int>
+    private var lengths: UnsafeMutablePointer<Int32>
+    private var hashes: UnsafeMutablePointer<UInt64>
+    private var capacity: Int
+    public private(set) var count = 0
+    private var arena: ByteBuffer
+
+    /// One random seed per process, so no input can be crafted to make every key collide,
+    /// while interners built by different threads of one run agree on every hash.
+    private static let seed: UInt64 = UInt64.random(in: .min ... .max)
+
+    public init() {
+        slotMask = 1023
+        slots = .allocate(capacity: slotMask + 1)
+        slots.initialize(repeating: 0, count: slotMask + 1)
+        capacity = 512
+        offsets = .allocate(capacity: capacity)
+        lengths = .allocate(capacity: capacity)
+        hashes = .allocate(capacity: capacity)
+        arena = ByteBuffer(capacity: 16 * 1024)
+    }
+
+    deinit {
+        slots.deallocate()
+        offsets.deallocate()
+        lengths.deallocate()
+        hashes.deallocate()
+    }
+
+    /// The index of `key`, and whether it was new.
+    @inline(__always)
+    public func intern(_ key: UnsafeBufferPointer<UInt8>) -> (index: Int, isNew: Bool) {
+        let h = Self.hash(key)
+        var i = Int(truncatingIfNeeded: h) & slotMask
+        while true {
+            let s = slots[i]
+            if s == 0 { return (insert(key, hash: h, at: i), true) }
+            let e = Int(s &- 1)
+            if hashes[e] == h && Int(lengths[e]) == key.count
+                && (key.count == 0 || memcmp(arena.base + offsets[e], key.baseAddress!, key.count) == 0) {
+                return (e, false)
+            }
+            i = (i &+ 1) & slotMask
+        }
+    }
+
+    public func withKey<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: arena.base + offsets[index], count: Int(lengths[index])))
+    }
+
+    public func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
+
+    private func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, at slot: Int) -> Int {
+        let e = count
+        if e == capacity { growEntries() }
+        offsets[e] = arena.count
+        lengths[e] = Int32(key.count)
+        hashes[e] = h
+        arena.append(key)
+        slots[slot] = UInt32(e + 1)
+        count += 1
+        if count * 2 > slotMask { rehash() }
+        return e
+    }
+
+    private func growEntries() {
+        let newCapacity = capacity * 2
+        func grown<T>(_ old: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+            let new = UnsafeMutablePointer<T>.allocate(capacity: newCapacity)
+            new.moveInitialize(from: old, count: count)
+            old.deallocate()
+            return new
+        }
+        offsets = grown(offsets)
+        lengths = grown(lengths)
+        hashes = grown(hashes)
+        capacity = newCapacity
+    }
+
+    private func rehash() {
+        let newMask = slotMask * 2 + 1
+        slots.deallocate()
+        slots = .allocate(capacity: newMask + 1)
+        slots.initialize(repeating: 0, count: newMask + 1)
+        slotMask = newMask
+        for e in 0..<count {
+            var i = Int(truncatingIfNeeded: hashes[e]) & slotMask
+            while slots[i] != 0 { i = (i &+ 1) & slotMask }
+            slots[i] = UInt32(e + 1)
+        }
+    }
+
+    /// A fast multiply-xorshift hash over 8-byte words.
+    @inline(__always)
+    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let m: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = seed ^ (UInt64(key.count) &* m)
+        let n = key.count
+        guard n > 0, let base = key.baseAddress else { return h }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        while i + 8 <= n {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* m
+            h ^= h >> 29
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < n {
+            tail |= UInt64(base[i]) << shift
+            shift += 8
+            i += 1
+        }
+        h = (h ^ tail) &* m
+        h ^= h >> 32
+        h &*= 0xD6E8_FEB8_6659_FD93
+        h ^= h >> 32
+        return h
+    }
+}
