@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 import RankingsKit
 
 /// `rankings aggregate`: parses its flags and hands the work to `AggregateJob`.
@@ -23,6 +23,15 @@ enum AggregateCommand {
       --report PATH       also write a JSON summary of the run
       --threads N         threads to use (default: the cores available)
       -q, --quiet         no summary line on stderr
+
+    Backfill:
+      --as-of TIME        count only events whose timestamp is at or before TIME (RFC 3339)
+      --week ID           count only events whose week_id is exactly ID (e.g. 2026-W07) and
+                          write that week's document, with week_start and week_end
+      --time-zone TZ      IANA zone for the week's bounds (default America/New_York)
+      --dedupe device     one vote per (device_id, joke_id): the latest timestamp wins
+      --dedupe id         one vote per event id: for overlapping export files
+      --stats PATH        also write every joke's counts as NDJSON, atomically
 
     Exit status: 0 written; 64 usage; 65 bad data; 66 input unreadable; 73 output cannot be
     created; 74 I/O error. On failure the output is left exactly as it was.
@@ -54,6 +63,35 @@ enum AggregateCommand {
             case "--report":
                 options.reportPath = try args.value(for: option)
                 if options.reportPath!.isEmpty { throw .usage("--report needs a path") }
+            case "--as-of":
+                let text = try args.value(for: option)
+                guard let t = Timestamp.parseRFC3339(text) else {
+                    throw .usage("--as-of takes an RFC 3339 time like 2026-02-18T00:00:00-05:00, not '\(text)'")
+                }
+                options.selection.asOf = t
+            case "--week":
+                let text = try args.value(for: option)
+                guard let week = ISOWeek(text) else {
+                    throw .usage("--week takes an ISO week that exists, like 2026-W07, not '\(text)'")
+                }
+                options.week = week
+                options.selection.weekID = Array(text.utf8)
+            case "--time-zone":
+                let text = try args.value(for: option)
+                guard let zone = TimeZone(identifier: text) else {
+                    throw .usage("--time-zone takes an IANA zone like America/New_York, not '\(text)'")
+                }
+                options.timeZone = zone
+            case "--dedupe":
+                let text = try args.value(for: option)
+                switch text {
+                case "device": options.selection.dedupe = .device
+                case "id": options.selection.dedupe = .eventID
+                default: throw .usage("--dedupe takes 'device' or 'id', not '\(text)'")
+                }
+            case "--stats":
+                options.statsPath = try args.value(for: option)
+                if options.statsPath!.isEmpty { throw .usage("--stats needs a path") }
             case "--threads":
                 options.threads = try args.integer(for: option, in: 1...1024)
             case "-q", "--quiet":
@@ -66,9 +104,8 @@ enum AggregateCommand {
         options.inputs = args.operands
         if options.inputs.isEmpty { throw .usage("no INPUT given") }
         if options.inputs.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
-        if let output = options.output, output == options.reportPath {
-            throw .usage("--output and --report name the same file")
-        }
+        let paths = [options.output, options.reportPath, options.statsPath].compactMap { $0 }
+        if Set(paths).count < paths.count { throw .usage("--output, --report and --stats must name different files") }
         options.progress = Terminal.stderrIsTerminal && !options.quiet
         return options
     }

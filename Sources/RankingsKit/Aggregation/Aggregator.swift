@@ -9,6 +9,12 @@ public struct AggregationResult: Sendable {
     public var badLineCount: Int
     /// Bytes read from the inputs as stored (compressed bytes for gzip files).
     public var inputBytes: Int64
+    /// Valid records, before the selection's filters and deduplication.
+    public var validEvents = 0
+    /// Valid events left out by `--as-of` / `--week`.
+    public var filteredOut = 0
+    /// Events that lost to a later vote of the same device (or the same event id).
+    public var duplicatesRemoved = 0
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
@@ -40,18 +46,20 @@ public enum Aggregator {
     ///   - pieceSize: fixed piece size instead of the automatic one (tests use tiny pieces to
     ///     put split points inside lines and at chunk edges).
     ///   - chunkSize: the line reader's starting buffer size (tests use tiny ones).
-    public static func run(_ files: [InputFile], threads: Int, progress: ProgressCounter = ProgressCounter(),
+    public static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
+                           progress: ProgressCounter = ProgressCounter(),
                            pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
         let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
-        let shared = Shared(pieces: pieces, workers: workers)
+        let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe)
         Workers.run(count: workers) { worker in
             let reader = LineReader(chunkSize: chunkSize)
             let tally = shared.tallies[worker]
             while !shared.stop.load(ordering: .relaxed) {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
                 if index >= pieces.count { break }
-                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, tally: tally, progress: progress)
+                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, worker: tally,
+                                  selection: selection, progress: progress)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
             }
@@ -79,22 +87,23 @@ public enum Aggregator {
         return pieces
     }
 
-    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, tally: Tally,
-                     progress: ProgressCounter) -> PieceResult {
+    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, worker: WorkerTally,
+                     selection: EventSelection, progress: ProgressCounter) -> PieceResult {
         var result = PieceResult()
-        var counter = RecordCounter(tally: tally)
+        // Start one byte early: if that byte ends a line, our first line starts at `start`.
+        let from = piece.start == 0 ? 0 : piece.start - 1
+        var counter = RecordCounter(worker: worker, selection: selection, file: piece.file, baseOffset: from)
         do {
             switch file.kind {
             case .regular:
-                // Start one byte early: if that byte ends a line, our first line starts at `start`.
-                let from = piece.start == 0 ? 0 : piece.start - 1
                 var source = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: from),
                                             counter: progress)
                 let range = LineReader.Range(skipFirstLine: piece.start > 0,
                                              limit: piece.end == .max ? .max : piece.end - from,
                                              atFileStart: piece.start == 0)
                 result.lines = try reader.read(&source, range: range, into: &counter)
-                result.bytes = source.bytesConsumed
+                // Count each byte of the file once, though pieces read across their ends.
+                result.bytes = min(piece.end, file.size) - piece.start
             case .gzip:
                 let raw = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: 0),
                                          counter: progress)
@@ -137,8 +146,23 @@ public enum Aggregator {
         for result in results {
             if let error = result?.error { throw error }
         }
-        let tally = shared.tallies[0]
-        for other in shared.tallies.dropFirst() { tally.merge(other) }
+        let main = shared.tallies[0]
+        let tally = main.tally
+        var validEvents = main.validEvents, filteredOut = main.filteredOut
+        for other in shared.tallies.dropFirst() {
+            if let votes = main.votes, let otherVotes = other.votes {
+                votes.merge(otherVotes, otherTally: other.tally, into: tally)
+            } else {
+                tally.merge(other.tally)
+            }
+            validEvents += other.validEvents
+            filteredOut += other.filteredOut
+        }
+        var duplicatesRemoved = 0
+        if let votes = main.votes {
+            votes.countWinners(into: tally)
+            duplicatesRemoved = validEvents - filteredOut - votes.count
+        }
         var first: [(path: String, line: BadLine)] = []
         var count = 0
         var bytes: Int64 = 0
@@ -153,18 +177,19 @@ public enum Aggregator {
             bytes += result.bytes
             linesBefore += result.lines
         }
-        return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes)
+        return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes,
+                                 validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved)
     }
 
     /// State the worker threads share; each slot of `results` is written by one thread only.
     private final class Shared: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
-        let tallies: [Tally]
+        let tallies: [WorkerTally]
         private let lock = Mutex<[PieceResult?]>([])
 
-        init(pieces: [Piece], workers: Int) {
-            tallies = (0..<workers).map { _ in Tally() }
+        init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe) {
+            tallies = (0..<workers).map { _ in WorkerTally(dedupe: dedupe) }
             lock.withLock { $0 = Array(repeating: nil, count: pieces.count) }
         }
 

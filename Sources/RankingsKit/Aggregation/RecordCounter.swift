@@ -1,26 +1,48 @@
+/// What one thread accumulates over all the pieces it reads.
+final class WorkerTally: @unchecked Sendable {
+    let tally = Tally()
+    /// Present when the run deduplicates: votes wait here until every line has been seen.
+    let votes: LatestVotes?
+    /// Valid events the selection left out (`--as-of`, `--week`).
+    var filteredOut = 0
+    /// Valid records seen (before filters and deduplication).
+    var validEvents = 0
+
+    init(dedupe: EventSelection.Dedupe) {
+        votes = dedupe == .none ? nil : LatestVotes(keyedByOwnerOnly: dedupe == .eventID)
+    }
+}
+
 /// Turns the lines of one piece of input into votes: scans each line, decodes the record,
-/// and counts it in a `Tally`, or logs it as a bad line.
-public struct RecordCounter: LineConsumer, ~Copyable {
-    public let tally: Tally
-    public private(set) var badLines = BadLineLog()
+/// applies the run's selection, and counts it (or holds it for deduplication), or logs it as
+/// a bad line.
+struct RecordCounter: LineConsumer, ~Copyable {
+    let worker: WorkerTally
+    private(set) var badLines = BadLineLog()
     private var scanner: JSONLineScanner
     private var decoder = RecordDecoder()
+    private let selection: EventSelection
+    /// Input-order position of this piece's stream start.
+    private let file: Int
+    private let baseOffset: Int64
 
-    public init(tally: Tally = Tally()) {
-        self.tally = tally
-        scanner = JSONLineScanner(wanted: .ratingOnly)
+    init(worker: WorkerTally, selection: EventSelection = EventSelection(), file: Int = 0, baseOffset: Int64 = 0) {
+        self.worker = worker
+        self.selection = selection
+        self.file = file
+        self.baseOffset = baseOffset
+        scanner = JSONLineScanner(wanted: selection.wantedFields)
     }
 
     @inline(__always)
-    public mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
+    mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
         switch scanner.scan(start, end) {
         case .blank:
             return
         case .object:
             break
         case .notObject:
-            badLines.record(line: number, reason: "invalid record: \(InvalidRecord.notObject.message)")
-            return
+            return bad(number, .notObject)
         case .malformed:
             let why = scanner.failure.message, at = scanner.failOffset + 1
             badLines.record(line: number, reason: "malformed JSON: \(why) at byte \(at)")
@@ -29,19 +51,70 @@ public struct RecordCounter: LineConsumer, ~Copyable {
         let id: UnsafeBufferPointer<UInt8>
         switch decoder.jokeID(scanner.fields[.jokeID]) {
         case .success(let value): id = value
-        case .failure(let why):
-            badLines.record(line: number, reason: "invalid record: \(why.message)")
+        case .failure(let why): return bad(number, why)
+        }
+        let rating: Double
+        switch decoder.rating(scanner.fields[.rating]) {
+        case .success(let value): rating = value
+        case .failure(let why): return bad(number, why)
+        }
+        if selection.asOf == nil && selection.weekID == nil && selection.dedupe == .none {
+            worker.validEvents &+= 1
+            worker.tally.add(id: id, rating: rating)
             return
         }
-        switch decoder.rating(scanner.fields[.rating]) {
-        case .success(let rating):
-            tally.add(id: id, rating: rating)
-        case .failure(let why):
-            badLines.record(line: number, reason: "invalid record: \(why.message)")
-        }
+        selected(id: id, rating: rating, number: number, offset: offset)
     }
 
-    public mutating func overlongLine(number: Int, offset: Int64) {
+    /// The backfill path: every field the selection needs is checked before any filter, so a
+    /// record is bad or good whatever the filters say.
+    private mutating func selected(id: UnsafeBufferPointer<UInt8>, rating: Double, number: Int, offset: Int64) {
+        var timestamp: Timestamp?
+        if selection.needsTimestamp {
+            if let raw = scanner.fields[.timestamp] {
+                timestamp = decoder.timestamp(raw)
+                if timestamp == nil && selection.asOf != nil { return bad(number, .unreadableTimestamp) }
+            } else if selection.asOf != nil {
+                return bad(number, .missingTimestamp)
+            }
+        }
+        var owner: UnsafeBufferPointer<UInt8>?
+        switch selection.dedupe {
+        case .none: break
+        case .device:
+            owner = decoder.string(scanner.fields[.deviceID], slot: .deviceID)
+            if owner == nil { return bad(number, .missingDeviceID) }
+        case .eventID:
+            owner = decoder.string(scanner.fields[.eventID], slot: .eventID)
+            if owner == nil { return bad(number, .missingEventID) }
+        }
+        worker.validEvents &+= 1
+        if let asOf = selection.asOf, let timestamp, timestamp > asOf {
+            worker.filteredOut &+= 1
+            return
+        }
+        if let week = selection.weekID {
+            let inWeek = decoder.string(scanner.fields[.weekID], slot: .weekID).map { $0.elementsEqual(week) } ?? false
+            if !inWeek {
+                worker.filteredOut &+= 1
+                return
+            }
+        }
+        guard let votes = worker.votes, let owner else {
+            worker.tally.add(id: id, rating: rating)
+            return
+        }
+        let joke = worker.tally.entry(for: id)
+        let order = InputOrder.make(file: file, offset: baseOffset + offset)
+        votes.offer(owner: owner, joke: joke, timestamp: selection.dedupe == .device ? timestamp : nil,
+                    order: order, rating: rating)
+    }
+
+    private mutating func bad(_ number: Int, _ why: InvalidRecord) {
+        badLines.record(line: number, reason: "invalid record: \(why.message)")
+    }
+
+    mutating func overlongLine(number: Int, offset: Int64) {
         badLines.record(line: number, reason: "malformed JSON: line longer than \(LineReader.maxLineLength >> 20) MiB")
     }
 }

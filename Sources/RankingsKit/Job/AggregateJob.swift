@@ -11,6 +11,13 @@ public struct AggregateOptions: Sendable {
     public var reportPath: String?
     public var quiet = false
     public var threads: Int = AggregateOptions.availableCores
+    /// `--as-of`, `--week`, `--dedupe`.
+    public var selection = EventSelection()
+    /// With `--week`: the week, and the zone whose clocks bound it.
+    public var week: ISOWeek?
+    public var timeZone: TimeZone = TimeZone(identifier: "America/New_York")!
+    /// `--stats PATH`: per-joke counts as NDJSON.
+    public var statsPath: String?
     /// Show a progress line (the front end sets it when stderr is a terminal).
     public var progress = false
 
@@ -41,16 +48,18 @@ public enum AggregateJob {
         // Create every output's temporary file first: a run that cannot write fails at once.
         let document: AtomicFile?
         let report: AtomicFile?
+        let stats: AtomicFile?
         do {
             document = try options.output.map { path throws(OutputError) in try AtomicFile(path: path) }
             report = try options.reportPath.map { path throws(OutputError) in try AtomicFile(path: path) }
+            stats = try options.statsPath.map { path throws(OutputError) in try AtomicFile(path: path) }
         } catch { throw .output(error) }
 
         let progress = ProgressCounter()
         let meter = options.progress ? ProgressLine(counter: progress, total: files.reduce(0) { $0 + $1.size }) : nil
         let result: AggregationResult
         do {
-            result = try Aggregator.run(files, threads: options.threads, progress: progress)
+            result = try Aggregator.run(files, threads: options.threads, selection: options.selection, progress: progress)
         } catch {
             meter?.finish()
             throw .input(error)
@@ -66,7 +75,10 @@ public enum AggregateJob {
 
         let totals = result.tally.totals
         var summary = RunSummary()
-        summary.validEvents = totals.ratings
+        summary.validEvents = result.validEvents
+        summary.countedEvents = totals.ratings
+        summary.filteredOut = result.filteredOut
+        summary.duplicatesRemoved = result.duplicatesRemoved
         summary.hilarious = totals.hilarious
         summary.horrible = totals.horrible
         summary.neutral = totals.neutral
@@ -78,7 +90,9 @@ public enum AggregateJob {
         if result.badLineCount > options.maxInvalid {
             dataError = "\(result.badLineCount) bad lines, more than --max-invalid \(options.maxInvalid); nothing written"
         } else if totals.ratings == 0 && !options.allowEmpty {
-            dataError = "no valid events in the input; nothing written (--allow-empty writes an empty document)"
+            let why = result.validEvents == 0 ? "no valid events in the input"
+                : "no events left after --as-of/--week (\(result.filteredOut) left out)"
+            dataError = why + "; nothing written (--allow-empty writes an empty document)"
         }
         summary.exitStatus = dataError == nil ? 0 : 65
         summary.seconds = Clock.seconds(since: started)
@@ -93,13 +107,15 @@ public enum AggregateJob {
                 throw JobError.data(dataError)
             }
             let rankings = Rankings(result.tally, top: options.top)
-            let bytes = RankingsDocument(rankings: rankings, computedAt: options.computedAt).json()
-            if let document {
-                try document.write(bytes)
-                try document.commit()
-            } else {
-                try output.stdout(bytes)
-            }
+            let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
+                                         computedAt: options.computedAt,
+                                         weekBounds: options.week?.bounds(in: options.timeZone)).json()
+            // Every output is complete on disk before any replaces its target.
+            try document?.write(bytes)
+            try stats?.write(JokeStats.ndjson(result.tally))
+            try document?.commit()
+            try stats?.commit()
+            if document == nil { try output.stdout(bytes) }
             try report?.commit()
         } catch let error as JobError {
             throw error

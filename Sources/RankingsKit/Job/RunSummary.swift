@@ -1,6 +1,11 @@
 /// The numbers a run reports: on stderr as one line, and with `--report` as JSON.
 public struct RunSummary: Sendable, Equatable {
+    /// Valid records read, before filters and deduplication.
     public var validEvents = 0
+    /// Events that made it into the tally: hilarious + horrible + neutral.
+    public var countedEvents = 0
+    public var filteredOut = 0
+    public var duplicatesRemoved = 0
     public var hilarious = 0
     public var horrible = 0
     public var neutral = 0
@@ -14,15 +19,19 @@ public struct RunSummary: Sendable, Equatable {
     public init() {}
 
     public var line: String {
-        "rankings: \(validEvents) events (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral), "
-            + "\(badLines) bad lines, \(distinctJokes) jokes, \(inputBytes) bytes in \(String(format3(seconds))) s"
+        var text = "rankings: \(validEvents) events (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
+        if filteredOut > 0 { text += ", \(filteredOut) left out by filters" }
+        if duplicatesRemoved > 0 { text += ", \(duplicatesRemoved) duplicates removed" }
+        return text + "), \(badLines) bad lines, \(distinctJokes) jokes, \(inputBytes) bytes in \(format3(seconds)) s"
     }
 
     public func reportJSON() -> [UInt8] {
         var w = JSONWriter()
         w.raw("{\n")
         let fields: [(String, String)] = [
-            ("valid_events", String(validEvents)), ("hilarious", String(hilarious)),
+            ("valid_events", String(validEvents)), ("counted_events", String(countedEvents)),
+            ("filtered_out", String(filteredOut)), ("duplicates_removed", String(duplicatesRemoved)),
+            ("hilarious", String(hilarious)),
             ("horrible", String(horrible)), ("neutral", String(neutral)), ("bad_lines", String(badLines)),
             ("distinct_jokes", String(distinctJokes)), ("input_bytes", String(inputBytes)),
             ("seconds", format3(seconds)), ("exit_status", String(exitStatus)),

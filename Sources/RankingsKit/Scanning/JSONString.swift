@@ -2,7 +2,8 @@
 enum JSONString {
     /// Appends the unescaped UTF-8 of `raw` (already validated by `JSONLineScanner`) to `out`.
     /// Returns false when a `\u` escape is a lone surrogate and `allowLoneSurrogates` is false;
-    /// when allowed, a lone surrogate becomes U+FFFD.
+    /// when allowed, a lone surrogate is written in the 3-byte form UTF-8 would give it
+    /// (WTF-8), so that two different lone surrogates stay two different keys.
     static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: inout ByteBuffer,
                          allowLoneSurrogates: Bool) -> Bool {
         var i = 0
@@ -29,11 +30,9 @@ enum JSONString {
                         i += 6
                     } else {
                         guard allowLoneSurrogates else { return false }
-                        scalar = 0xFFFD
                     }
                 } else if (0xDC00...0xDFFF).contains(scalar) {
                     guard allowLoneSurrogates else { return false }
-                    scalar = 0xFFFD
                 }
                 appendUTF8(scalar, to: &out)
             default: out.append(e) // \" \\ \/

@@ -79,6 +79,37 @@ public struct RecordDecoder: ~Copyable {
         return v >= 1 && v <= 5 ? .success(v) : .failure(.ratingOutOfRange)
     }
 
+    /// Scratch for the other string fields, one each, since several are alive at once.
+    private var deviceScratch = ByteBuffer(capacity: 64)
+    private var eventScratch = ByteBuffer(capacity: 128)
+    private var weekScratch = ByteBuffer(capacity: 16)
+    private var timestampScratch = ByteBuffer(capacity: 64)
+
+    /// The unescaped bytes of a string field (`device_id`, `id`, `week_id`); nil when the
+    /// field is missing or not a string. Valid until the next call for the same field.
+    @inline(__always)
+    public mutating func string(_ raw: UnsafeBufferPointer<UInt8>?, slot: Field) -> UnsafeBufferPointer<UInt8>? {
+        guard let raw, raw[0] == UInt8(ascii: "\"") else { return nil }
+        let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
+        if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return inner }
+        func unescape(_ buffer: inout ByteBuffer) -> UnsafeBufferPointer<UInt8> {
+            buffer.removeAll()
+            // Lone surrogates stay distinct (WTF-8): an id is compared, never displayed.
+            _ = JSONString.unescape(inner, into: &buffer, allowLoneSurrogates: true)
+            return buffer.withBuffer { $0 }
+        }
+        switch slot {
+        case .deviceID: return unescape(&deviceScratch)
+        case .eventID: return unescape(&eventScratch)
+        default: return unescape(&weekScratch)
+        }
+    }
+
+    /// The event's instant, or nil when `raw` is none of the readable timestamp forms.
+    public mutating func timestamp(_ raw: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        TimestampField.decode(raw, scratch: &timestampScratch)
+    }
+
     /// Any JSON number text (already validated) to the nearest double, as RFC 8259 readers do;
     /// glibc's `strtod` rounds correctly, so `4.99999999999999999` is 5.
     mutating func parseNumber(_ raw: UnsafeBufferPointer<UInt8>) -> Double {

@@ -1,0 +1,132 @@
+/// Reads an event's `timestamp` in the forms exports carry: an RFC 3339 string,
+/// `{"_seconds": N, "_nanoseconds": N}` (firebase-admin's JSON), or `{"seconds": N, "nanoseconds": N}`.
+enum TimestampField {
+    /// The instant, or nil when the value is none of the readable forms. `raw` is a value the
+    /// line scanner already validated, so only the shape is checked here, not JSON syntax.
+    static func decode(_ raw: UnsafeBufferPointer<UInt8>, scratch: inout ByteBuffer) -> Timestamp? {
+        switch raw[0] {
+        case UInt8(ascii: "\""):
+            let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
+            if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return Timestamp.parseRFC3339(inner) }
+            scratch.removeAll()
+            guard JSONString.unescape(inner, into: &scratch, allowLoneSurrogates: false) else { return nil }
+            return scratch.withBuffer { Timestamp.parseRFC3339($0) }
+        case UInt8(ascii: "{"):
+            return decodeObject(raw, scratch: &scratch)
+        default:
+            return nil
+        }
+    }
+
+    private enum Part { case seconds, nanoseconds, plainSeconds, plainNanoseconds, other }
+
+    private static func decodeObject(_ raw: UnsafeBufferPointer<UInt8>, scratch: inout ByteBuffer) -> Timestamp? {
+        var values: [Part: Int64?] = [:]
+        var i = 1
+        func skipSpace() { while i < raw.count, raw[i] == 0x20 || raw[i] == 0x09 || raw[i] == 0x0D { i += 1 } }
+        while true {
+            skipSpace()
+            guard i < raw.count else { return nil }
+            if raw[i] == UInt8(ascii: "}") { break }
+            if raw[i] == UInt8(ascii: ",") { i += 1; continue }
+            // A key: the scanner guaranteed a well-formed string here.
+            let keyStart = i + 1
+            i = endOfString(raw, from: i)
+            let key = UnsafeBufferPointer(rebasing: raw[keyStart..<(i - 1)])
+            let part = name(key, scratch: &scratch)
+            skipSpace()
+            i += 1 // ':'
+            skipSpace()
+            let valueStart = i
+            i = endOfValue(raw, from: i)
+            if part != .other {
+                values[part] = integer(UnsafeBufferPointer(rebasing: raw[valueStart..<i]))
+            }
+        }
+        let underscored = values[.seconds] != nil
+        guard let secondsValue = underscored ? values[.seconds] : values[.plainSeconds],
+              let seconds = secondsValue else { return nil }
+        let nanosValue = underscored ? values[.nanoseconds] : values[.plainNanoseconds]
+        var nanos: Int64 = 0
+        if let nanosValue {
+            guard let n = nanosValue, (0...999_999_999).contains(n) else { return nil }
+            nanos = n
+        }
+        return Timestamp(seconds: seconds, nanoseconds: Int32(nanos))
+    }
+
+    private static func name(_ key: UnsafeBufferPointer<UInt8>, scratch: inout ByteBuffer) -> Part {
+        func part(_ bytes: UnsafeBufferPointer<UInt8>) -> Part {
+            switch String(decoding: bytes, as: UTF8.self) {
+            case "_seconds": .seconds
+            case "_nanoseconds": .nanoseconds
+            case "seconds": .plainSeconds
+            case "nanoseconds": .plainNanoseconds
+            default: .other
+            }
+        }
+        // Exact bytes decide: a key that merely looks alike after Unicode folding is another key.
+        guard key.count <= 12 else { return .other }
+        if key.firstIndex(of: UInt8(ascii: "\\")) == nil { return part(key) }
+        scratch.removeAll()
+        guard JSONString.unescape(key, into: &scratch, allowLoneSurrogates: true) else { return .other }
+        return scratch.withBuffer { part($0) }
+    }
+
+    /// A JSON integer (no fraction, no exponent) that fits in Int64; nil otherwise.
+    private static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative { i = 1 }
+        guard i < text.count else { return nil }
+        var v: Int64 = 0
+        while i < text.count {
+            let d = text[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (a, o2) = negative ? m.subtractingReportingOverflow(Int64(d)) : m.addingReportingOverflow(Int64(d))
+            guard !o1, !o2 else { return nil }
+            v = a
+            i += 1
+        }
+        return v
+    }
+
+    /// Index just past the string that opens at `from`.
+    private static func endOfString(_ raw: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var i = from + 1
+        while i < raw.count {
+            if raw[i] == UInt8(ascii: "\\") { i += 2; continue }
+            if raw[i] == UInt8(ascii: "\"") { return i + 1 }
+            i += 1
+        }
+        return raw.count
+    }
+
+    /// Index just past the (valid) value that starts at `from`.
+    private static func endOfValue(_ raw: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var i = from
+        var depth = 0
+        while i < raw.count {
+            let c = raw[i]
+            switch c {
+            case UInt8(ascii: "\""):
+                i = endOfString(raw, from: i)
+                if depth == 0 { return i }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return i }
+                depth -= 1
+                if depth == 0 { return i + 1 }
+            case UInt8(ascii: ","), 0x20, 0x09, 0x0D:
+                if depth == 0 { return i }
+            default:
+                break
+            }
+            i += 1
+        }
+        return i
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// An ISO 8601 week such as `2026-W07`: Monday to Sunday, week 1 holding the year's first Thursday.
+public struct ISOWeek: Sendable, Equatable {
+    public let year: Int64
+    public let week: Int
+
+    /// Parses exactly `YYYY-Www`; nil for anything else, or a week the year does not have
+    /// (`2026-W54`, `2025-W53`, `2026-W00`).
+    public init?(_ text: String) {
+        let b = Array(text.utf8)
+        guard b.count == 8, b[4] == UInt8(ascii: "-"), b[5] == UInt8(ascii: "W"),
+              b[0..<4].allSatisfy({ $0 &- 48 < 10 }), b[6..<8].allSatisfy({ $0 &- 48 < 10 }),
+              let year = Int64(String(decoding: b[0..<4], as: UTF8.self)),
+              let week = Int(String(decoding: b[6..<8], as: UTF8.self)),
+              week >= 1, week <= ISOWeek.weeks(in: year)
+        else { return nil }
+        self.year = year
+        self.week = week
+    }
+
+    public var id: String { "\(year)-W" + (week < 10 ? "0" : "") + "\(week)" }
+
+    /// Day number (days since 1970-01-01) of the week's Monday.
+    public var mondayDay: Int64 {
+        ISOWeek.mondayOfWeekOne(year) + Int64(week - 1) * 7
+    }
+
+    /// Monday 00:00:00.000 and Sunday 23:59:59.999 of the week on the clocks of `zone`.
+    public func bounds(in zone: TimeZone) -> (start: Timestamp, end: Timestamp) {
+        let start = ISOWeek.instant(localDay: mondayDay, zone: zone)
+        let next = ISOWeek.instant(localDay: mondayDay + 7, zone: zone)
+        let end = next.nanoseconds >= 1_000_000
+            ? Timestamp(seconds: next.seconds, nanoseconds: next.nanoseconds - 1_000_000)
+            : Timestamp(seconds: next.seconds - 1, nanoseconds: next.nanoseconds + 999_000_000)
+        return (start, end)
+    }
+
+    /// 1 = Monday … 7 = Sunday.
+    static func weekday(_ day: Int64) -> Int {
+        // 1970-01-01 was a Thursday.
+        Int(((day % 7) + 7 + 3) % 7) + 1
+    }
+
+    static func mondayOfWeekOne(_ year: Int64) -> Int64 {
+        let jan4 = CivilDate.toDays(year: year, month: 1, day: 4)
+        return jan4 - Int64(weekday(jan4) - 1)
+    }
+
+    /// 53 when the year starts on a Thursday, or is a leap year starting on a Wednesday.
+    static func weeks(in year: Int64) -> Int {
+        let jan1 = weekday(CivilDate.toDays(year: year, month: 1, day: 1))
+        return jan1 == 4 || (jan1 == 3 && CivilDate.isLeap(year)) ? 53 : 52
+    }
+
+    /// The instant the clocks of `zone` show midnight starting `localDay` (if a DST jump skips
+    /// midnight, the first instant after it).
+    static func instant(localDay: Int64, zone: TimeZone) -> Timestamp {
+        let local = localDay * 86_400
+        func offset(_ t: Int64) -> Int64 { Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t)))) }
+        var guess = local - offset(local)
+        guess = local - offset(guess)
+        if guess + offset(guess) != local {
+            // Midnight did not exist that day: take the moment the clocks jumped past it.
+            guess = local - offset(guess + 86_400)
+        }
+        return Timestamp(seconds: guess)
+    }
+}
