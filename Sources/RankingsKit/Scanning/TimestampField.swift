@@ -21,7 +21,8 @@ enum TimestampField {
     private enum Part { case seconds, nanoseconds, plainSeconds, plainNanoseconds, other }
 
     private static func decodeObject(_ raw: UnsafeBufferPointer<UInt8>, scratch: inout ByteBuffer) -> Timestamp? {
-        var values: [Part: Int64?] = [:]
+        // Each part: absent (nil), present but not an Int64 integer (.some(nil)), or its value.
+        var parts: (Int64??, Int64??, Int64??, Int64??) = (nil, nil, nil, nil)
         var i = 1
         func skipSpace() { while i < raw.count, raw[i] == 0x20 || raw[i] == 0x09 || raw[i] == 0x0D { i += 1 } }
         while true {
@@ -40,15 +41,20 @@ enum TimestampField {
             let valueStart = i
             i = endOfValue(raw, from: i)
             if part != .other {
-                values[part] = integer(UnsafeBufferPointer(rebasing: raw[valueStart..<i]))
+                let value: Int64?? = .some(integer(UnsafeBufferPointer(rebasing: raw[valueStart..<i])))
+                switch part {
+                case .seconds: parts.0 = value
+                case .nanoseconds: parts.1 = value
+                case .plainSeconds: parts.2 = value
+                case .plainNanoseconds: parts.3 = value
+                case .other: break
+                }
             }
         }
-        let underscored = values[.seconds] != nil
-        guard let secondsValue = underscored ? values[.seconds] : values[.plainSeconds],
-              let seconds = secondsValue else { return nil }
-        let nanosValue = underscored ? values[.nanoseconds] : values[.plainNanoseconds]
+        let underscored = parts.0 != nil
+        guard let secondsValue = underscored ? parts.0 : parts.2, let seconds = secondsValue else { return nil }
         var nanos: Int64 = 0
-        if let nanosValue {
+        if let nanosValue = underscored ? parts.1 : parts.3 {
             guard let n = nanosValue, (0...999_999_999).contains(n) else { return nil }
             nanos = n
         }
@@ -57,13 +63,11 @@ enum TimestampField {
 
     private static func name(_ key: UnsafeBufferPointer<UInt8>, scratch: inout ByteBuffer) -> Part {
         func part(_ bytes: UnsafeBufferPointer<UInt8>) -> Part {
-            switch String(decoding: bytes, as: UTF8.self) {
-            case "_seconds": .seconds
-            case "_nanoseconds": .nanoseconds
-            case "seconds": .plainSeconds
-            case "nanoseconds": .plainNanoseconds
-            default: .other
-            }
+            if equals(bytes, "_seconds") { return .seconds }
+            if equals(bytes, "_nanoseconds") { return .nanoseconds }
+            if equals(bytes, "seconds") { return .plainSeconds }
+            if equals(bytes, "nanoseconds") { return .plainNanoseconds }
+            return .other
         }
         // Exact bytes decide: a key that merely looks alike after Unicode folding is another key.
         guard key.count <= 12 else { return .other }
@@ -71,6 +75,14 @@ enum TimestampField {
         scratch.removeAll()
         guard JSONString.unescape(key, into: &scratch, allowLoneSurrogates: true) else { return .other }
         return scratch.withBuffer { part($0) }
+    }
+
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        let n = name.utf8Start
+        for i in 0..<bytes.count where bytes[i] != n[i] { return false }
+        return true
     }
 
     /// A JSON integer (no fraction, no exponent) that fits in Int64; nil otherwise.

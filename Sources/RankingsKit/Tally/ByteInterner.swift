@@ -9,47 +9,72 @@ public final class ByteInterner: @unchecked Sendable {
     /// Entry index + 1 per slot; 0 is empty. Power-of-two sized, at most half full.
     private var slots: UnsafeMutablePointer<UInt32>
     private var slotMask: Int
-    /// Per entry: where its bytes sit in `arena`, how many, and its hash.
-    private var offsets: UnsafeMutablePointer<Int>
+    /// Per entry: where its bytes sit, how many, and its hash.
+    private var starts: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>>
     private var lengths: UnsafeMutablePointer<Int32>
     private var hashes: UnsafeMutablePointer<UInt64>
     private var capacity: Int
     public private(set) var count = 0
-    private var arena: ByteBuffer
+    /// Key bytes live in fixed chunks that never move, so growing costs no copy and no
+    /// doubled peak; a key longer than a chunk gets a chunk of its own.
+    private var arenaChunks: [UnsafeMutablePointer<UInt8>] = []
+    private var arenaFree = 0
+    private var arenaNext: UnsafeMutablePointer<UInt8>?
+    private static let arenaChunkSize = 256 << 10
 
     /// One random seed per process, so no input can be crafted to make every key collide,
     /// while interners built by different threads of one run agree on every hash.
-    private static let seed: UInt64 = UInt64.random(in: .min ... .max)
+    private static let processSeed: UInt64 = UInt64.random(in: .min ... .max)
+    /// A copy of `processSeed`, so the hot path reads a field instead of checking a lazy global.
+    private let seed = ByteInterner.processSeed
 
     public init() {
         slotMask = 1023
         slots = .allocate(capacity: slotMask + 1)
         slots.initialize(repeating: 0, count: slotMask + 1)
         capacity = 512
-        offsets = .allocate(capacity: capacity)
+        starts = .allocate(capacity: capacity)
         lengths = .allocate(capacity: capacity)
         hashes = .allocate(capacity: capacity)
-        arena = ByteBuffer(capacity: 16 * 1024)
     }
 
-    deinit {
+    deinit { release() }
+
+    private func release() {
         slots.deallocate()
-        offsets.deallocate()
+        starts.deallocate()
         lengths.deallocate()
         hashes.deallocate()
+        for chunk in arenaChunks { chunk.deallocate() }
+        arenaChunks = []
+    }
+
+    /// Frees everything and starts empty: for a table whose keys were handed over in a merge.
+    public func removeAll() {
+        release()
+        count = 0
+        arenaFree = 0
+        arenaNext = nil
+        slotMask = 1023
+        slots = .allocate(capacity: slotMask + 1)
+        slots.initialize(repeating: 0, count: slotMask + 1)
+        capacity = 512
+        starts = .allocate(capacity: capacity)
+        lengths = .allocate(capacity: capacity)
+        hashes = .allocate(capacity: capacity)
     }
 
     /// The index of `key`, and whether it was new.
     @inline(__always)
     public func intern(_ key: UnsafeBufferPointer<UInt8>) -> (index: Int, isNew: Bool) {
-        let h = Self.hash(key)
+        let h = hash(key)
         var i = Int(truncatingIfNeeded: h) & slotMask
         while true {
             let s = slots[i]
             if s == 0 { return (insert(key, hash: h, at: i), true) }
             let e = Int(s &- 1)
             if hashes[e] == h && Int(lengths[e]) == key.count
-                && (key.count == 0 || memcmp(arena.base + offsets[e], key.baseAddress!, key.count) == 0) {
+                && (key.count == 0 || memcmp(starts[e], key.baseAddress!, key.count) == 0) {
                 return (e, false)
             }
             i = (i &+ 1) & slotMask
@@ -57,7 +82,7 @@ public final class ByteInterner: @unchecked Sendable {
     }
 
     public func withKey<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try body(UnsafeBufferPointer(start: arena.base + offsets[index], count: Int(lengths[index])))
+        try body(UnsafeBufferPointer(start: starts[index], count: Int(lengths[index])))
     }
 
     public func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
@@ -65,10 +90,9 @@ public final class ByteInterner: @unchecked Sendable {
     private func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, at slot: Int) -> Int {
         let e = count
         if e == capacity { growEntries() }
-        offsets[e] = arena.count
+        starts[e] = store(key)
         lengths[e] = Int32(key.count)
         hashes[e] = h
-        arena.append(key)
         slots[slot] = UInt32(e + 1)
         count += 1
         if count * 2 > slotMask { rehash() }
@@ -83,10 +107,25 @@ public final class ByteInterner: @unchecked Sendable {
             old.deallocate()
             return new
         }
-        offsets = grown(offsets)
+        starts = grown(starts)
         lengths = grown(lengths)
         hashes = grown(hashes)
         capacity = newCapacity
+    }
+
+    private func store(_ key: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        if key.count > arenaFree {
+            let size = max(Self.arenaChunkSize, key.count)
+            let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+            arenaChunks.append(chunk)
+            arenaNext = chunk
+            arenaFree = size
+        }
+        let at = arenaNext!
+        if let base = key.baseAddress { at.update(from: base, count: key.count) }
+        arenaNext = at + key.count
+        arenaFree -= key.count
+        return at
     }
 
     private func rehash() {
@@ -104,7 +143,7 @@ public final class ByteInterner: @unchecked Sendable {
 
     /// A fast multiply-xorshift hash over 8-byte words.
     @inline(__always)
-    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let m: UInt64 = 0x9E37_79B9_7F4A_7C15
         var h = seed ^ (UInt64(key.count) &* m)
         let n = key.count

@@ -1,18 +1,21 @@
+import Glibc
+
 /// The vote that counts for each deduplication key, kept while the input streams by.
 ///
 /// Keys are interned (device ids and event ids once each, jokes by their `Tally` entry), and
-/// each key holds one 40-byte record in chunked storage (no copying as it grows), found through
-/// a 4-byte slot table: about 48–56 bytes per distinct key.
+/// each key holds one 32-byte record in chunked storage (no copying as it grows), found
+/// through a 4-byte slot table kept at most 70 % full: about 38–44 bytes per distinct key.
 public final class LatestVotes: @unchecked Sendable {
     /// A candidate vote. Comparison picks the winner: latest timestamp, then later input.
     struct Vote {
         var seconds: Int64
         var order: UInt64
-        var rating: Double
-        /// Device index in the high half and joke entry in the low half (device mode); the
-        /// event-id index in the high half and the joke entry in the low half (id mode).
+        /// Owner index (device or event id) in the high half, joke entry in the low half.
         var key: UInt64
         var nanoseconds: Int32
+        /// Index into `ratingValues`: most exports hold five distinct ratings, so 4 bytes
+        /// stand in for an 8-byte double.
+        var rating: UInt32
 
         /// Whether `self` beats `other` for the same key.
         @inline(__always) func beats(_ other: Vote) -> Bool {
@@ -27,8 +30,18 @@ public final class LatestVotes: @unchecked Sendable {
     /// In id mode the owner alone is the key; in device mode the (device, joke) pair is.
     private let keyedByOwnerOnly: Bool
 
+    /// The last owner looked up: exports list a device's events together (they are sorted by
+    /// document id, which starts with the device id), so most lookups repeat the last one.
+    private var lastOwner: UnsafeBufferPointer<UInt8>?
+    private var lastOwnerIndex: UInt64 = 0
+
+    /// Distinct rating values; 1...5 sit at indexes 0...4 from the start.
+    private var ratingValues: [Double] = [1, 2, 3, 4, 5]
+    private var ratingIndex: [Double: UInt32] = [:]
+
     private static let chunkShift = 16
-    private var chunks: [UnsafeMutablePointer<Vote>] = []
+    private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>
+    private var chunkCapacity = 64
     public private(set) var count = 0
     private var slots: UnsafeMutablePointer<UInt32>
     private var slotMask: Int
@@ -38,53 +51,88 @@ public final class LatestVotes: @unchecked Sendable {
         slotMask = 1023
         slots = .allocate(capacity: slotMask + 1)
         slots.initialize(repeating: 0, count: slotMask + 1)
+        chunks = .allocate(capacity: chunkCapacity)
+        chunks.initialize(repeating: nil, count: chunkCapacity)
     }
 
     deinit {
         slots.deallocate()
-        for chunk in chunks { chunk.deallocate() }
+        for c in 0..<chunkCapacity { chunks[c]?.deallocate() }
+        chunks.deallocate()
     }
 
     @inline(__always) private func vote(_ i: Int) -> UnsafeMutablePointer<Vote> {
-        chunks[i >> Self.chunkShift] + (i & ((1 << Self.chunkShift) - 1))
+        chunks[i >> Self.chunkShift].unsafelyUnwrapped + (i & ((1 << Self.chunkShift) - 1))
+    }
+
+    @inline(__always) private func index(ofRating rating: Double) -> UInt32 {
+        if rating == rating.rounded() { return UInt32(rating) - 1 }
+        if let i = ratingIndex[rating] { return i }
+        let i = UInt32(ratingValues.count)
+        ratingValues.append(rating)
+        ratingIndex[rating] = i
+        return i
     }
 
     /// Offers a vote by `owner` for joke entry `joke`; keeps it if it beats the current one.
-    /// Returns true when the key was new.
     @inline(__always)
-    @discardableResult
-    func offer(owner: UnsafeBufferPointer<UInt8>, joke: Int, timestamp: Timestamp?, order: UInt64, rating: Double) -> Bool {
-        let ownerIndex = UInt64(owners.intern(owner).index)
+    func offer(owner: UnsafeBufferPointer<UInt8>, joke: Int, timestamp: Timestamp?, order: UInt64, rating: Double) {
+        let ownerIndex: UInt64
+        if let last = lastOwner, last.count == owner.count,
+           memcmp(last.baseAddress!, owner.baseAddress!, owner.count) == 0 {
+            ownerIndex = lastOwnerIndex
+        } else {
+            let index = owners.intern(owner).index
+            ownerIndex = UInt64(index)
+            // The interner's copy never moves, so it can stand in for the caller's bytes.
+            lastOwner = owners.withKey(index) { $0 }
+            lastOwnerIndex = ownerIndex
+        }
         // No readable timestamp is older than any readable one.
-        let candidate = Vote(seconds: timestamp?.seconds ?? .min, order: order, rating: rating,
-                             key: ownerIndex << 32 | UInt64(joke), nanoseconds: timestamp?.nanoseconds ?? -1)
-        return offer(candidate)
+        let candidate = Vote(seconds: timestamp?.seconds ?? .min, order: order,
+                             key: ownerIndex << 32 | UInt64(joke), nanoseconds: timestamp?.nanoseconds ?? -1,
+                             rating: index(ofRating: rating))
+        offer(candidate)
     }
 
     @inline(__always)
-    func offer(_ candidate: Vote) -> Bool {
-        let lookup = keyedByOwnerOnly ? candidate.key >> 32 : candidate.key
+    private func lookupKey(_ key: UInt64) -> UInt64 { keyedByOwnerOnly ? key >> 32 : key }
+
+    @inline(__always)
+    private func slot(for lookup: UInt64) -> Int {
         var h = lookup &* 0x9E37_79B9_7F4A_7C15
         h ^= h >> 29
-        var i = Int(truncatingIfNeeded: h) & slotMask
+        return Int(truncatingIfNeeded: h) & slotMask
+    }
+
+    @inline(__always)
+    private func offer(_ candidate: Vote) {
+        let lookup = lookupKey(candidate.key)
+        var i = slot(for: lookup)
         while true {
             let s = slots[i]
             if s == 0 { break }
             let v = vote(Int(s &- 1))
-            if (keyedByOwnerOnly ? v.pointee.key >> 32 : v.pointee.key) == lookup {
+            if lookupKey(v.pointee.key) == lookup {
                 if candidate.beats(v.pointee) { v.pointee = candidate }
-                return false
+                return
             }
             i = (i &+ 1) & slotMask
         }
-        if count >> Self.chunkShift == chunks.count {
-            chunks.append(.allocate(capacity: 1 << Self.chunkShift))
+        let c = count >> Self.chunkShift
+        if c == chunkCapacity {
+            let bigger = UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>.allocate(capacity: chunkCapacity * 2)
+            bigger.initialize(repeating: nil, count: chunkCapacity * 2)
+            bigger.update(from: chunks, count: chunkCapacity)
+            chunks.deallocate()
+            chunks = bigger
+            chunkCapacity *= 2
         }
+        if chunks[c] == nil { chunks[c] = .allocate(capacity: 1 << Self.chunkShift) }
         vote(count).initialize(to: candidate)
         count += 1
         slots[i] = UInt32(count)
-        if count * 2 > slotMask { rehash() }
-        return true
+        if count * 10 > slotMask * 7 { rehash() }
     }
 
     private func rehash() {
@@ -94,17 +142,15 @@ public final class LatestVotes: @unchecked Sendable {
         slots.initialize(repeating: 0, count: newMask + 1)
         slotMask = newMask
         for e in 0..<count {
-            let key = vote(e).pointee.key
-            let lookup = keyedByOwnerOnly ? key >> 32 : key
-            var h = lookup &* 0x9E37_79B9_7F4A_7C15
-            h ^= h >> 29
-            var i = Int(truncatingIfNeeded: h) & slotMask
+            var i = slot(for: lookupKey(vote(e).pointee.key))
             while slots[i] != 0 { i = (i &+ 1) & slotMask }
             slots[i] = UInt32(e + 1)
         }
     }
 
-    /// Moves `other`'s votes in, renumbering its owners and jokes into this table's and `tally`'s.
+    /// Moves `other`'s votes in, renumbering its owners, jokes and ratings into this table's
+    /// and `tally`'s. `other` is emptied chunk by chunk as it goes, so the two never both
+    /// hold everything.
     func merge(_ other: LatestVotes, otherTally: Tally, into tally: Tally) {
         var ownerMap = [UInt64](repeating: 0, count: other.owners.count)
         for o in 0..<other.owners.count {
@@ -114,18 +160,28 @@ public final class LatestVotes: @unchecked Sendable {
         for j in 0..<otherTally.jokeCount {
             jokeMap[j] = UInt64(otherTally.withID(j) { tally.entry(for: $0) })
         }
+        other.owners.removeAll()
+        other.lastOwner = nil
+        let ratingMap = other.ratingValues.map { index(ofRating: $0) }
         for e in 0..<other.count {
             var v = other.vote(e).pointee
             v.key = ownerMap[Int(v.key >> 32)] << 32 | jokeMap[Int(v.key & 0xFFFF_FFFF)]
-            _ = offer(v)
+            v.rating = ratingMap[Int(v.rating)]
+            offer(v)
+            if (e + 1) & ((1 << Self.chunkShift) - 1) == 0 || e + 1 == other.count {
+                let c = e >> Self.chunkShift
+                other.chunks[c]?.deallocate()
+                other.chunks[c] = nil
+            }
         }
+        other.count = 0
     }
 
     /// Counts each winning vote in `tally`.
     func countWinners(into tally: Tally) {
         for e in 0..<count {
             let v = vote(e).pointee
-            tally.add(entry: Int(v.key & 0xFFFF_FFFF), rating: v.rating)
+            tally.add(entry: Int(v.key & 0xFFFF_FFFF), rating: ratingValues[Int(v.rating)])
         }
     }
 }
