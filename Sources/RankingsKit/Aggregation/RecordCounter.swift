@@ -19,8 +19,7 @@ final class WorkerTally: @unchecked Sendable {
 struct RecordCounter: LineConsumer, ~Copyable {
     let worker: WorkerTally
     private(set) var badLines = BadLineLog()
-    private var scanner: JSONLineScanner
-    private var decoder = RecordDecoder()
+    private var validator: RecordValidator
     // The selection, unpacked so the hot path reads plain values, not a struct holding an array.
     private let filters: Bool
     private let asOf: Timestamp?
@@ -46,32 +45,16 @@ struct RecordCounter: LineConsumer, ~Copyable {
         tally = worker.tally
         self.file = file
         self.baseOffset = baseOffset
-        scanner = JSONLineScanner(wanted: selection.wantedFields)
+        validator = RecordValidator(wanted: selection.wantedFields)
     }
 
     @inline(__always)
     mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
-        switch scanner.scan(start, end) {
-        case .blank:
-            return
-        case .object:
-            break
-        case .notObject:
-            return bad(number, .notObject)
-        case .malformed:
-            let why = scanner.failure.message, at = scanner.failOffset + 1
-            badLines.record(line: number, reason: "malformed JSON: \(why) at byte \(at)")
-            return
-        }
-        let id: UnsafeBufferPointer<UInt8>
-        switch decoder.jokeID(scanner.fields[.jokeID]) {
-        case .success(let value): id = value
-        case .failure(let why): return bad(number, why)
-        }
-        let rating: Double
-        switch decoder.rating(scanner.fields[.rating]) {
-        case .success(let value): rating = value
-        case .failure(let why): return bad(number, why)
+        let id: UnsafeBufferPointer<UInt8>, rating: Double
+        switch validator.judge(start, end) {
+        case .blank: return
+        case .bad(let why): return badLines.record(line: number, reason: why.message)
+        case .valid(let validID, let validRating): (id, rating) = (validID, validRating)
         }
         if !filters {
             worker.validEvents &+= 1
@@ -86,21 +69,22 @@ struct RecordCounter: LineConsumer, ~Copyable {
     private mutating func selected(id: UnsafeBufferPointer<UInt8>, rating: Double, number: Int, offset: Int64) {
         var timestamp: Timestamp?
         if needsTimestamp {
-            if let raw = scanner.fields[.timestamp] {
-                timestamp = decoder.timestamp(raw)
-                if timestamp == nil && asOf != nil { return bad(number, .unreadableTimestamp) }
-            } else if asOf != nil {
-                return bad(number, .missingTimestamp)
+            switch validator.timestamp() {
+            case .some(let readable):
+                timestamp = readable
+                if readable == nil && asOf != nil { return bad(number, .unreadableTimestamp) }
+            case .none:
+                if asOf != nil { return bad(number, .missingTimestamp) }
             }
         }
         var owner: UnsafeBufferPointer<UInt8>?
         switch dedupe {
         case .none: break
         case .device:
-            owner = decoder.string(scanner.fields[.deviceID], slot: .deviceID)
+            owner = validator.string(.deviceID)
             if owner == nil { return bad(number, .missingDeviceID) }
         case .eventID:
-            owner = decoder.string(scanner.fields[.eventID], slot: .eventID)
+            owner = validator.string(.eventID)
             if owner == nil { return bad(number, .missingEventID) }
         }
         worker.validEvents &+= 1
@@ -109,7 +93,7 @@ struct RecordCounter: LineConsumer, ~Copyable {
             return
         }
         if let week {
-            let inWeek = decoder.string(scanner.fields[.weekID], slot: .weekID).map { $0.elementsEqual(week) } ?? false
+            let inWeek = validator.string(.weekID).map { $0.elementsEqual(week) } ?? false
             if !inWeek {
                 worker.filteredOut &+= 1
                 return
@@ -126,10 +110,10 @@ struct RecordCounter: LineConsumer, ~Copyable {
     }
 
     private mutating func bad(_ number: Int, _ why: InvalidRecord) {
-        badLines.record(line: number, reason: "invalid record: \(why.message)")
+        badLines.record(line: number, reason: BadRecord.invalid(why).message)
     }
 
     mutating func overlongLine(number: Int, offset: Int64) {
-        badLines.record(line: number, reason: "malformed JSON: line longer than \(LineReader.maxLineLength >> 20) MiB")
+        badLines.record(line: number, reason: BadRecord.overlong.message)
     }
 }

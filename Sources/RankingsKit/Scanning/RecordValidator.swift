@@ -1,0 +1,66 @@
+/// Why a line is a bad line, and the one place its message is worded.
+public enum BadRecord: Sendable, Equatable {
+    case malformed(Malformation, byte: Int)
+    case invalid(InvalidRecord)
+    /// Longer than `LineReader.maxLineLength`: skipped unread.
+    case overlong
+
+    public var message: String {
+        switch self {
+        case .malformed(let why, let byte): "malformed JSON: \(why.message) at byte \(byte)"
+        case .invalid(let why): "invalid record: \(why.message)"
+        case .overlong: "malformed JSON: line longer than \(LineReader.maxLineLength >> 20) MiB"
+        }
+    }
+}
+
+/// The input rules every command shares: a line is blank, bad, or a valid rating event with a
+/// joke id and a rating. `aggregate` and `migrate` both judge lines here, so they always agree.
+public struct RecordValidator: ~Copyable {
+    public enum Verdict {
+        case blank
+        case bad(BadRecord)
+        /// `id` points into the line or into scratch storage, valid until the next line.
+        case valid(id: UnsafeBufferPointer<UInt8>, rating: Double)
+    }
+
+    public private(set) var scanner: JSONLineScanner
+    public private(set) var decoder = RecordDecoder()
+
+    public init(wanted: FieldSet = .ratingOnly) {
+        scanner = JSONLineScanner(wanted: wanted)
+    }
+
+    /// The captured top-level fields of the last line judged valid (for the options that need more).
+    public var fields: CapturedFields { scanner.fields }
+
+    @inline(__always)
+    public mutating func judge(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Verdict {
+        switch scanner.scan(start, end) {
+        case .blank: return .blank
+        case .object: break
+        case .notObject: return .bad(.invalid(.notObject))
+        case .malformed: return .bad(.malformed(scanner.failure, byte: scanner.failOffset + 1))
+        }
+        let id: UnsafeBufferPointer<UInt8>
+        switch decoder.jokeID(scanner.fields[.jokeID]) {
+        case .success(let value): id = value
+        case .failure(let why): return .bad(.invalid(why))
+        }
+        switch decoder.rating(scanner.fields[.rating]) {
+        case .success(let rating): return .valid(id: id, rating: rating)
+        case .failure(let why): return .bad(.invalid(why))
+        }
+    }
+
+    /// The string fields and the timestamp the backfill options read, after `judge`.
+    @inline(__always)
+    public mutating func string(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
+        decoder.string(scanner.fields[field], slot: field)
+    }
+
+    public mutating func timestamp() -> Timestamp?? {
+        guard let raw = scanner.fields[.timestamp] else { return nil }
+        return .some(decoder.timestamp(raw))
+    }
+}
