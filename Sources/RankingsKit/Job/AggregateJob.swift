@@ -83,7 +83,7 @@ public enum AggregateJob {
         summary.horrible = totals.horrible
         summary.neutral = totals.neutral
         summary.badLines = result.badLineCount
-        summary.distinctJokes = result.tally.jokeCount
+        summary.distinctJokes = result.tally.countedJokes
         summary.inputBytes = result.inputBytes
 
         var dataError: String?

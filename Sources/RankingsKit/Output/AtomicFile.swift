@@ -16,33 +16,57 @@ public enum OutputError: Error, Sendable, Equatable {
 /// The temporary file is made up front, so a run that cannot write its output fails before it
 /// reads gigabytes; until `commit`, the target is untouched. Temporary files are removed on
 /// failure and on SIGINT/SIGTERM/SIGHUP (a `kill -9` can leave one behind, never a torn target).
+///
+/// A symbolic link is followed: the file it points to is replaced, the link stays. A target
+/// that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) cannot be
+/// replaced by renaming without destroying it, so it is opened and written directly.
 public final class AtomicFile {
     public let path: String
-    private let temporaryPath: String
+    /// Where the data goes: the link's target for a symbolic link, else `path`.
+    private let targetPath: String
+    private let temporaryPath: String?
     private var fd: Int32
     private var mode: mode_t
 
     public init(path: String) throws(OutputError) {
         self.path = path
+        var target = path
+        if let resolved = realpath(path, nil) {
+            target = String(cString: resolved)
+            free(resolved)
+        }
+        targetPath = target
         var st = stat()
-        if stat(path, &st) == 0 {
-            if st.st_mode & S_IFMT == S_IFDIR { throw .cannotCreate(path: path, reason: "is a directory") }
-            mode = st.st_mode & 0o7777
+        if stat(target, &st) == 0 {
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                throw .cannotCreate(path: path, reason: "is a directory")
+            case S_IFREG:
+                mode = st.st_mode & 0o7777
+            default:
+                let fd = open(target, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+                self.fd = fd
+                mode = 0
+                temporaryPath = nil
+                return
+            }
         } else {
             let mask = umask(0)
             umask(mask)
             mode = 0o666 & ~mask
         }
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let slash = target.lastIndex(of: "/")
+        let directory = slash.map { String(target[...$0]) } ?? ""
+        let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
         var template = Array((directory + "." + name + ".tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         self.fd = fd
-        temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        TemporaryFiles.register(temporaryPath)
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        temporaryPath = temporary
+        TemporaryFiles.register(temporary)
     }
 
     deinit { discard() }
@@ -62,20 +86,27 @@ public final class AtomicFile {
     /// Flushes the new contents and puts them in place of the target.
     public func commit() throws(OutputError) {
         guard fd >= 0 else { return }
+        guard let temporaryPath else {
+            // Written in place: nothing to rename.
+            let closed = close(fd)
+            fd = -1
+            if closed != 0 { throw .writeFailed(path: path, reason: String(cString: strerror(errno))) }
+            return
+        }
         guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
             throw .writeFailed(path: path, reason: String(cString: strerror(errno)))
         }
         let closed = close(fd)
         fd = -1
         guard closed == 0 else { throw .writeFailed(path: path, reason: String(cString: strerror(errno))) }
-        guard rename(temporaryPath, path) == 0 else {
+        guard rename(temporaryPath, targetPath) == 0 else {
             let reason = String(cString: strerror(errno))
             throw errno == EISDIR ? .cannotCreate(path: path, reason: reason) : .writeFailed(path: path, reason: reason)
         }
         TemporaryFiles.unregister(temporaryPath)
         // Make the rename itself durable.
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? "."
+        let slash = targetPath.lastIndex(of: "/")
+        let directory = slash.map { String(targetPath[...$0]) } ?? "."
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             fsync(dfd)
@@ -89,7 +120,7 @@ public final class AtomicFile {
             close(fd)
             fd = -1
         }
-        if TemporaryFiles.unregister(temporaryPath) { unlink(temporaryPath) }
+        if let temporaryPath, TemporaryFiles.unregister(temporaryPath) { unlink(temporaryPath) }
     }
 }
 

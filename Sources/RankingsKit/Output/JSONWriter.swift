@@ -9,7 +9,8 @@ struct JSONWriter {
 
     /// `"` and `\` escaped, control characters as short escapes or `\u00XX`, and U+2028 /
     /// U+2029 escaped too, since JavaScript string literals (and some "JSON" readers built on
-    /// them) treat them as line breaks. Everything else stays raw UTF-8.
+    /// them) treat them as line breaks, and U+FEFF, which some readers strip. Everything else
+    /// stays raw UTF-8.
     mutating func string(_ s: [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var i = 0
@@ -30,6 +31,10 @@ struct JSONWriter {
                 bytes.append(hex[Int(c & 0xF)])
             case 0xE2 where i + 2 < s.count && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9):
                 raw(s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029")
+                i += 2
+            case 0xEF where i + 2 < s.count && s[i + 1] == 0xBB && s[i + 2] == 0xBF:
+                // U+FEFF: some readers (Foundation among them) drop it at the start of a string.
+                raw("\\ufeff")
                 i += 2
             default:
                 bytes.append(c)

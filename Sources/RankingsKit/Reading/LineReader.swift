@@ -66,16 +66,23 @@ public final class LineReader {
         var overlongStart: Int64 = 0
         var lines = 0
         var bomChecked = !range.atFileStart
+        // With a BOM skipped, the first line still starts at offset 0 as far as which piece
+        // owns it is concerned.
+        var bomSkipped = false
 
         while true {
             if !bomChecked && (filled >= 3 || eof) {
                 bomChecked = true
-                if filled >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF { pos = 3 }
+                if filled >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF {
+                    pos = 3
+                    bomSkipped = true
+                }
             }
             if bomChecked {
                 while pos < filled {
                     let lineStart = base + Int64(pos)
-                    if !skipping && !overlong && lineStart >= range.limit { return lines }
+                    let owner = bomSkipped && lines == 0 ? 0 : lineStart
+                    if !skipping && !overlong && owner >= range.limit { return lines }
                     guard let nl = memchr(buffer + pos, 0x0A, filled - pos) else { break }
                     let end = nl.assumingMemoryBound(to: UInt8.self)
                     if skipping {
@@ -94,10 +101,11 @@ public final class LineReader {
             if eof {
                 if pos < filled || overlong {
                     let lineStart = base + Int64(pos)
+                    let owner = bomSkipped && lines == 0 ? 0 : lineStart
                     if overlong {
                         lines += 1
                         consumer.overlongLine(number: lines, offset: overlongStart)
-                    } else if !skipping && lineStart < range.limit {
+                    } else if !skipping && owner < range.limit {
                         buffer[filled] = 0x0A
                         lines += 1
                         consumer.line(UnsafePointer(buffer + pos), UnsafePointer(buffer + filled), number: lines, offset: lineStart)

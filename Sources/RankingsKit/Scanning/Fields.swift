@@ -26,6 +26,7 @@ public struct FieldSet: OptionSet, Sendable {
 
     public static let ratingOnly: FieldSet = [FieldSet(.jokeID), FieldSet(.rating)]
 
+    @inline(__always)
     public func contains(_ field: Field) -> Bool { field != .none && rawValue & (1 << field.rawValue) != 0 }
 
     /// The wanted field spelled by `key` (already unescaped), or `.none`.

@@ -27,6 +27,9 @@ public struct JSONLineScanner: ~Copyable {
     private let stack: UnsafeMutablePointer<UInt8>
     /// Unescaped key bytes, for the rare key written with escapes (`"joke\u005fid"`).
     private var keyScratch: ByteBuffer
+    /// Set by `skipString` when the string it skipped held an escape, so a key without one
+    /// is compared as it stands, without a second look for backslashes.
+    private var sawEscape = false
 
     public init(wanted: FieldSet = .ratingOnly) {
         self.wanted = wanted.union(.ratingOnly)
@@ -142,9 +145,10 @@ public struct JSONLineScanner: ~Copyable {
             _ = fail(p.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedKey, p, start)
             return nil
         }
+        sawEscape = false
         guard let afterKey = skipString(p, start: start) else { return nil }
         if depth == 1 {
-            pending = identify(key: p + 1, end: afterKey - 1)
+            pending = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape)
         }
         var q = skipSpace(afterKey)
         guard q.pointee == UInt8(ascii: ":") else {
@@ -156,11 +160,10 @@ public struct JSONLineScanner: ~Copyable {
     }
 
     /// Names the field a top-level key refers to, comparing after unescaping.
-    private mutating func identify(key: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> Field {
+    @inline(__always)
+    private mutating func identify(key: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, escaped: Bool) -> Field {
         let raw = UnsafeBufferPointer(start: key, count: end - key)
-        if raw.firstIndex(of: UInt8(ascii: "\\")) == nil {
-            return wanted.field(named: raw)
-        }
+        if !escaped { return wanted.field(named: raw) }
         keyScratch.removeAll()
         // The key already passed validation, so unescaping cannot fail; a lone surrogate simply
         // cannot spell one of our ASCII field names.
@@ -192,22 +195,24 @@ public struct JSONLineScanner: ~Copyable {
     private mutating func skipString(_ open: UnsafePointer<UInt8>, start: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
         var p = open + 1
         while true {
-            // Most bytes of an export are plain ASCII inside strings: look at 16 at a time.
+            // Most bytes of an export are plain ASCII inside strings: look at 8 at a time and
+            // jump straight to the first byte that needs a closer look.
             let raw = UnsafeRawPointer(p)
-            if !Self.hasSpecialByte(raw.loadUnaligned(as: UInt64.self))
-                && !Self.hasSpecialByte(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) {
-                p += 16
-                continue
-            }
-            // Walk to the first special byte of this block.
-            while true {
-                let c = p.pointee
-                if c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { p += 1; continue }
-                break
+            let low = Self.specialBytes(raw.loadUnaligned(as: UInt64.self))
+            if low != 0 {
+                p += low.trailingZeroBitCount >> 3
+            } else {
+                let high = Self.specialBytes(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                if high == 0 {
+                    p += 16
+                    continue
+                }
+                p += 8 + high.trailingZeroBitCount >> 3
             }
             let c = p.pointee
             if c == UInt8(ascii: "\"") { return p + 1 }
             if c == UInt8(ascii: "\\") {
+                sawEscape = true
                 let e = p[1]
                 switch e {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
@@ -234,14 +239,14 @@ public struct JSONLineScanner: ~Copyable {
         }
     }
 
-    /// Whether any of the 8 bytes in `w` is a quote, a backslash, a control character or
-    /// non-ASCII.
+    /// Marks (bit 7 of each byte) the bytes of `w` that are a quote, a backslash, a control
+    /// character or non-ASCII; 0 when there are none.
     ///
-    /// Plain 64-bit arithmetic (SWAR): each test is exact about *whether* such a byte exists,
-    /// which is all the caller needs before it looks byte by byte. (Swift's `SIMD16` mask
-    /// operations compiled to per-lane loops here and ran 20 times slower.)
+    /// Plain 64-bit arithmetic (SWAR). A borrow can mark a byte falsely only *above* a true
+    /// mark, so the lowest mark, the only one the caller uses, is always exact. (Swift's
+    /// `SIMD16` mask operations compiled to per-lane loops here and ran 20 times slower.)
     @inline(__always)
-    static func hasSpecialByte(_ w: UInt64) -> Bool {
+    static func specialBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         let quote = w ^ (ones &* 0x22)
@@ -249,8 +254,8 @@ public struct JSONLineScanner: ~Copyable {
         let zeroInQuote = (quote &- ones) & ~quote
         let zeroInBackslash = (backslash &- ones) & ~backslash
         let below0x20 = w &- (ones &* 0x20)
-        // `& ~w` keeps bytes >= 0x80 out of the three tests above; `| w` catches them.
-        return ((zeroInQuote | zeroInBackslash | below0x20) & ~w | w) & high != 0
+        // `& ~w` keeps bytes >= 0x80 out of the three tests above; `| w` marks them.
+        return ((zeroInQuote | zeroInBackslash | below0x20) & ~w | w) & high
     }
 
     /// Skips a number per RFC 8259's grammar (no leading zeros, digits on both sides of `.`).

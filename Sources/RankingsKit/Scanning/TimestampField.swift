@@ -12,10 +12,40 @@ enum TimestampField {
             guard JSONString.unescape(inner, into: &scratch, allowLoneSurrogates: false) else { return nil }
             return scratch.withBuffer { Timestamp.parseRFC3339($0) }
         case UInt8(ascii: "{"):
-            return decodeObject(raw, scratch: &scratch)
+            return exportForm(raw) ?? decodeObject(raw, scratch: &scratch)
         default:
             return nil
         }
+    }
+
+    /// The exact text an export writes, `{"_seconds":N,"_nanoseconds":N}`, read without the
+    /// general walk; nil sends anything else (spacing, order, other keys) to `decodeObject`.
+    @inline(__always)
+    private static func exportForm(_ raw: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        let secondsKey: StaticString = "{\"_seconds\":"
+        let nanosKey: StaticString = ",\"_nanoseconds\":"
+        var i = secondsKey.utf8CodeUnitCount
+        guard raw.count > i + nanosKey.utf8CodeUnitCount + 2,
+              equals(UnsafeBufferPointer(rebasing: raw[0..<i]), secondsKey) else { return nil }
+        var seconds: Int64 = 0
+        let secondsStart = i
+        while i < raw.count, raw[i] &- UInt8(ascii: "0") < 10, i - secondsStart < 18 {
+            seconds = seconds * 10 + Int64(raw[i] &- UInt8(ascii: "0"))
+            i += 1
+        }
+        let n = nanosKey.utf8CodeUnitCount
+        guard i > secondsStart, i + n < raw.count,
+              equals(UnsafeBufferPointer(rebasing: raw[i..<(i + n)]), nanosKey) else { return nil }
+        i += n
+        var nanos: Int64 = 0
+        let nanosStart = i
+        while i < raw.count, raw[i] &- UInt8(ascii: "0") < 10, i - nanosStart < 9 {
+            nanos = nanos * 10 + Int64(raw[i] &- UInt8(ascii: "0"))
+            i += 1
+        }
+        // Leading zeros cannot occur: the scanner rejected them. Anything unusual goes the long way.
+        guard i > nanosStart, i == raw.count - 1, raw[i] == UInt8(ascii: "}") else { return nil }
+        return Timestamp(seconds: seconds, nanoseconds: Int32(nanos))
     }
 
     private enum Part { case seconds, nanoseconds, plainSeconds, plainNanoseconds, other }
@@ -70,7 +100,6 @@ enum TimestampField {
             return .other
         }
         // Exact bytes decide: a key that merely looks alike after Unicode folding is another key.
-        guard key.count <= 12 else { return .other }
         if key.firstIndex(of: UInt8(ascii: "\\")) == nil { return part(key) }
         scratch.removeAll()
         guard JSONString.unescape(key, into: &scratch, allowLoneSurrogates: true) else { return .other }

@@ -13,13 +13,20 @@ public struct JokeCounts: Sendable, Equatable {
     public var ratings: Int { hilarious + horrible + neutral }
 
     /// The arithmetic mean of the ratings (0 when there are none).
+    /// Correctly rounded: the exact sum divided by the count, rounded once to the nearest double.
     public var meanRating: Double {
-        let n = ratings
-        guard n > 0 else { return 0 }
-        // Whole part and remainder keep the division exact until the final rounding.
-        let whole = ratingSum / UInt128(n)
-        let rest = ratingSum % UInt128(n)
-        return (Double(whole) + Double(rest) / Double(n)) / JokeCounts.scale
+        let n = UInt128(ratings)
+        guard n > 0, ratingSum > 0 else { return 0 }
+        // Shift the sum so the quotient has at least 65 bits (room for rounding), divide, and
+        // fold a non-zero remainder into the lowest bit as a sticky bit: converting that
+        // quotient to Double then rounds exactly as the true quotient would.
+        let sumBits = ratingSum.bitWidth - ratingSum.leadingZeroBitCount
+        let countBits = n.bitWidth - n.leadingZeroBitCount
+        let shift = max(0, 65 + countBits - sumBits)
+        let numerator = ratingSum << shift
+        var quotient = numerator / n
+        if numerator % n != 0 { quotient |= 1 }
+        return Double(sign: .plus, exponent: -(shift + 52), significand: Double(quotient))
     }
 
     static let scale = 4_503_599_627_370_496.0 // 2^52

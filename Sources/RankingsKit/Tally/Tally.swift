@@ -18,7 +18,9 @@ public final class Tally: @unchecked Sendable {
     /// Counts one valid event for the joke `id`.
     @inline(__always)
     public func add(id: UnsafeBufferPointer<UInt8>, rating: Double) {
-        counts[entry(for: id)].add(rating)
+        // The entry first: creating it may move `counts`.
+        let e = entry(for: id)
+        counts[e].add(rating)
     }
 
     /// The entry index for `id`, created (with zero counts) when the id is new.
@@ -44,7 +46,8 @@ public final class Tally: @unchecked Sendable {
     /// Adds every joke of `other` into this tally.
     public func merge(_ other: Tally) {
         for e in 0..<other.jokeCount {
-            other.withID(e) { id in counts[entry(for: id)].merge(other.counts[e]) }
+            let mine = other.withID(e) { id in entry(for: id) }
+            counts[mine].merge(other.counts[e])
         }
     }
 
@@ -61,6 +64,14 @@ public final class Tally: @unchecked Sendable {
         for e in 0..<jokeCount { all.append((ids.key(e), counts[e])) }
         all.sort { $0.id.lexicographicallyPrecedes($1.id) }
         return all
+    }
+
+    /// Jokes with at least one counted event (deduplication can intern a joke whose every
+    /// event then lost to another).
+    public var countedJokes: Int {
+        var n = 0
+        for e in 0..<jokeCount where counts[e].ratings > 0 { n += 1 }
+        return n
     }
 
     /// Sums over all jokes.

@@ -19,7 +19,10 @@ public struct ISOWeek: Sendable, Equatable {
         self.week = week
     }
 
-    public var id: String { "\(year)-W" + (week < 10 ? "0" : "") + "\(week)" }
+    public var id: String {
+        let y = String(year)
+        return String(repeating: "0", count: max(0, 4 - y.count)) + y + "-W" + (week < 10 ? "0" : "") + "\(week)"
+    }
 
     /// Day number (days since 1970-01-01) of the week's Monday.
     public var mondayDay: Int64 {
@@ -61,8 +64,9 @@ public struct ISOWeek: Sendable, Equatable {
         var guess = local - offset(local)
         guess = local - offset(guess)
         if guess + offset(guess) != local {
-            // Midnight did not exist that day: take the moment the clocks jumped past it.
-            guess = local - offset(guess + 86_400)
+            // Midnight did not exist that day: the clocks jumped past it at the moment the
+            // evening's offset would have shown midnight.
+            guess = local - offset(local - 86_400)
         }
         return Timestamp(seconds: guess)
     }
