@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# The speed benchmark behind the figures in bench/README.md.
+#
+# Builds the release binary, makes deterministic exports under bench/data/
+# (git-ignored, reused when present), installs the other tools it compares
+# against, then times every tool on the same input, alternating tools within
+# each round so that a slow moment of the machine does not land on one tool.
+# Every tool's answer is checked against bench/reference.py before any
+# number is printed: a fast wrong answer is not a result.
+#
+# Usage: bench/run.sh [--size 1G] [--runs 5] [--jq-runs 1] [--shards 8]
+#                     [--threads 2] [--seed 1] [--big] [--no-reference]
+#                     [--scratch-path .build] [--no-build] [--without-rankings]
+set -euo pipefail
+
+size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
+big=no reference=yes scratch=.build build=yes with_rankings=yes
+computed_at=2026-01-01T00:00:00Z
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --size) size=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --jq-runs) jq_runs=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --big) big=yes; shift ;;
+    --no-reference) reference=no; shift ;;
+    --scratch-path) scratch=$2; shift 2 ;;
+    --no-build) build=no; shift ;;
+    # For trying the harness while the Swift tool does not build.
+    --without-rankings) with_rankings=no; shift ;;
+    -h|--help) usage ;;
+    *) echo "run.sh: unknown option $1" >&2; usage 64 >&2 ;;
+  esac
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bench=$root/bench
+data=$bench/data
+mkdir -p "$data"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log() { printf '== %s\n' "$*" >&2; }
+
+# ---- tools -----------------------------------------------------------------
+apt_updated=no
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  if [ $apt_updated = no ]; then $sudo apt-get update -q >&2; apt_updated=yes; fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "$@" >&2
+}
+command -v jq >/dev/null || apt_install jq
+command -v node >/dev/null || apt_install nodejs
+# GNU time, not the shell keyword: it reports the peak RSS.
+[ -x /usr/bin/time ] || apt_install time
+venv=$data/venv
+if ! "$venv/bin/python" -c 'import duckdb' 2>/dev/null; then
+  python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv; python3 -m venv "$venv"; }
+  "$venv/bin/pip" install -q duckdb >&2
+fi
+
+rankings=$root/$scratch/release/rankings
+if [ $with_rankings = yes ] && [ $build = yes ]; then
+  log "building rankings (release, scratch path $scratch)"
+  (cd "$root" && swift build -c release --scratch-path "$scratch" >&2)
+fi
+
+# ---- data ------------------------------------------------------------------
+# Named by size and seed: the generator is deterministic, so a file that
+# exists is the file this command would make.
+make_export() {  # SIZE -> path
+  local file=$data/events-$1-seed$seed.ndjson
+  if [ ! -s "$file" ]; then
+    log "generating $file"
+    python3 "$bench/generate.py" --bytes "$1" --seed "$seed" -o "$file.part" >&2
+    mv "$file.part" "$file"
+  fi
+  printf '%s\n' "$file"
+}
+plain=$(make_export "$size")
+bytes=$(stat -c %s "$plain")
+if [ ! -s "$plain.gz" ]; then
+  log "compressing $plain.gz"
+  gzip -6 -c "$plain" > "$plain.gz.part" && mv "$plain.gz.part" "$plain.gz"
+fi
+shard_dir=$plain.shards-$shards
+if [ ! -d "$shard_dir" ]; then
+  log "splitting into $shards gzip shards in $shard_dir"
+  mkdir -p "$shard_dir.part"
+  split -n "l/$shards" -d -a 3 --additional-suffix=.ndjson "$plain" "$shard_dir.part/part-"
+  ls "$shard_dir.part"/*.ndjson | xargs -P "$(nproc)" -n 1 gzip -6
+  mv "$shard_dir.part" "$shard_dir"
+fi
+shard_files=("$shard_dir"/*.ndjson.gz)
+
+# ---- what the answers must be ------------------------------------------------
+expected=$work/expected.json
+q() { printf '%q' "$1"; }
+ours_plain="$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain")"
+if [ $with_rankings = yes ]; then
+  bash -c "$ours_plain" > "$work/ours.json"
+fi
+if [ $reference = yes ]; then
+  log "computing the expected document with bench/reference.py"
+  pretty=()
+  # The reference prints whichever layout the tool prints, so the check can
+  # be byte for byte.
+  # (The pretty layout starts with "{\n"; $(...) drops the newline.)
+  if [ $with_rankings = yes ] && [ "$(head -c 2 "$work/ours.json")" = "{" ]; then pretty=(--pretty); fi
+  python3 "$bench/reference.py" "${pretty[@]}" --computed-at "$computed_at" "$plain" > "$expected"
+  if [ $with_rankings = yes ]; then
+    cmp "$expected" "$work/ours.json" >&2 || { echo "run.sh: rankings differs from reference.py" >&2; exit 1; }
+    log "rankings output is byte-identical to reference.py"
+  fi
+elif [ $with_rankings = yes ]; then
+  cp "$work/ours.json" "$expected"
+else
+  echo "run.sh: --no-reference needs rankings to say what is right" >&2; exit 64
+fi
+
+# ---- the contenders ----------------------------------------------------------
+# Parallel arrays, one entry per timed command. check=byte compares the
+# output with our plain-file document; check=agree allows other tie orders;
+# check=none is for floors and for changed semantics (dedupe).
+groups=() labels=() commands=() counts=() checks=() notes=()
+add() {  # GROUP LABEL RUNS CHECK NOTE COMMAND
+  groups+=("$1") labels+=("$2") counts+=("$3") checks+=("$4") notes+=("$5") commands+=("$6")
+}
+shards_q=$(for f in "${shard_files[@]}"; do printf '%q ' "$f"; done)
+duck="$(q "$venv/bin/python") $(q "$bench/duckdb_top.py") --threads $threads"
+node_cf="node $(q "$bench/cloud-function.js")"
+plain_label="NDJSON $size"
+if [ $with_rankings = yes ]; then
+  add "$plain_label" "rankings aggregate" "$runs" byte "--threads $threads" "$ours_plain"
+  add "$plain_label" "rankings aggregate --threads 1" "$runs" byte "" \
+    "$(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  # --dedupe device arrives later; a binary that does not know it says 64.
+  set +e
+  "$rankings" aggregate -q --dedupe device --computed-at "$computed_at" "$bench/../sample-data/rating_events.ndjson" >/dev/null 2>&1
+  dedupe_status=$?
+  set -e
+  if [ $dedupe_status = 0 ]; then
+    add "$plain_label" "rankings aggregate --dedupe device" "$runs" none "other semantics: not compared" \
+      "$(q "$rankings") aggregate -q --dedupe device --threads $threads --computed-at $computed_at $(q "$plain")"
+  else
+    add "$plain_label" "rankings aggregate --dedupe device" 0 none "skipped: exit $dedupe_status" ":"
+  fi
+fi
+add "$plain_label" "node cloud-function.js" "$runs" agree "Node $(node --version)" "$node_cf $(q "$plain")"
+add "$plain_label" "DuckDB read_ndjson" "$runs" agree \
+  "duckdb $("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)'), $threads threads" "$duck $(q "$plain")"
+add "$plain_label" "jq" "$jq_runs" agree "$(jq --version)" "jq -n -c -f $(q "$bench/tally.jq") $(q "$plain")"
+add "$plain_label" "wc -l (floor)" "$runs" none "" "wc -l $(q "$plain")"
+
+gz_label="gzip $size"
+if [ $with_rankings = yes ]; then
+  add "$gz_label" "rankings aggregate" "$runs" byte "--threads $threads" \
+    "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain.gz")"
+fi
+add "$gz_label" "node cloud-function.js" "$runs" agree "" "$node_cf $(q "$plain.gz")"
+add "$gz_label" "DuckDB read_ndjson" "$runs" agree "" "$duck $(q "$plain.gz")"
+add "$gz_label" "gzip -dc (floor)" "$runs" none "" "gzip -dc $(q "$plain.gz")"
+
+sh_label="$shards gzip shards"
+if [ $with_rankings = yes ]; then
+  add "$sh_label" "rankings aggregate" "$runs" byte "--threads $threads" \
+    "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $shards_q"
+fi
+add "$sh_label" "DuckDB read_ndjson" "$runs" agree "" "$duck $shards_q"
+add "$sh_label" "gzip -dc (floor, 1 core)" "$runs" none "" "gzip -dc $shards_q"
+
+# ---- timing ------------------------------------------------------------------
+results=$work/results.tsv
+: > "$results"
+measure() {  # INDEX: run once, append one TSV record
+  local i=$1 out=$work/out-$1.json start end
+  start=$(date +%s.%N)
+  /usr/bin/time -f '%M' -o "$work/rss" bash -c "${commands[$i]}" > "$out"
+  end=$(date +%s.%N)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${groups[$i]}" "${labels[$i]}" "$bytes" \
+    "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" \
+    "$(tail -n 1 "$work/rss")" "${notes[$i]}" >> "$results"
+}
+check() {  # INDEX: the first run's answer must be right
+  local i=$1 out=$work/out-$1.json
+  case ${checks[$i]} in
+    byte) cmp -s "$out" "$expected" || { echo "run.sh: ${groups[$i]} / ${labels[$i]}: output differs from the expected document" >&2; exit 1; } ;;
+    agree) python3 "$bench/agree.py" "$expected" "$out" || { echo "run.sh: ${groups[$i]} / ${labels[$i]} disagrees" >&2; exit 1; } ;;
+  esac
+}
+
+log "warming the page cache"
+cat "$plain" "$plain.gz" "${shard_files[@]}" > /dev/null
+for ((round = 1; round <= runs || round <= jq_runs; round++)); do
+  log "round $round"
+  for i in "${!commands[@]}"; do
+    if [ "${counts[$i]}" = 0 ]; then
+      if [ $round = 1 ]; then
+        printf '%s\t%s\t%s\t-\t0\t%s\n' "${groups[$i]}" "${labels[$i]}" "$bytes" "${notes[$i]}" >> "$results"
+      fi
+      continue
+    fi
+    [ "$round" -le "${counts[$i]}" ] || continue
+    measure "$i"
+    if [ $round = 1 ]; then check "$i"; fi
+  done
+done
+
+if [ $big = yes ] && [ $with_rankings = yes ]; then
+  big_file=$(make_export 4G)
+  log "memory check on $big_file"
+  big_bytes=$(stat -c %s "$big_file")
+  cat "$big_file" > /dev/null
+  groups+=("NDJSON 4G") labels+=("rankings aggregate") notes+=("memory check, 1 run")
+  commands+=("$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$big_file")")
+  bytes=$big_bytes measure $((${#commands[@]} - 1))
+fi
+
+echo
+echo "Input: $plain ($bytes bytes, seed $seed); $runs runs per tool unless noted;"
+echo "$(nproc) cores; every answer checked against bench/reference.py."
+echo
+python3 "$bench/table.py" "$results"
