@@ -1,9 +1,62 @@
 import Glibc
 import RankingsKit
 
-/// Placeholder until the command lands.
+/// `rankings check`: parses its flags and hands the documents to `CheckJob`.
 enum CheckCommand {
+    static let synopsis = "rankings check [options] DOC..."
+
+    static let help = """
+    usage: rankings check [options] DOC...
+
+    Checks rankings documents against what the app's decoder expects. Each problem is one line on
+    stderr, 'DOC: $.json.path: problem', in document order; nothing is written to stdout.
+
+      DOC                 a rankings document (JSON), or '-' for standard input (once)
+      --top N             most entries a list may have, 1...1000 (default 10)
+      --allow-extra-keys  accept keys the app does not decode
+      -q, --quiet         no summary line on stderr
+
+    Exit status: 0 every DOC valid; 65 a DOC has a problem; 66 a DOC missing or a directory
+    (74 a read error); 64 usage. An unreadable DOC outranks an invalid one; every DOC is still
+    checked.
+    """
+
+    static func parse(_ words: [String]) throws(JobError) -> CheckOptions? {
+        var options = CheckOptions()
+        var args = ArgumentList(words)
+        while let option = args.nextOption() {
+            switch option.name {
+            case "-h", "--help":
+                return nil
+            case "--top":
+                options.top = try args.integer(for: option, in: Rankings.topRange)
+            case "--allow-extra-keys":
+                try args.flag(option)
+                options.allowExtraKeys = true
+            case "-q", "--quiet":
+                try args.flag(option)
+                options.quiet = true
+            default:
+                throw .usage("unknown option \(option.name)")
+            }
+        }
+        options.documents = args.operands
+        if options.documents.isEmpty { throw .usage("no DOC given") }
+        if options.documents.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        return options
+    }
+
     static func run(_ words: [String]) -> Never {
-        Terminal.fail(.usage("not implemented yet"))
+        let options: CheckOptions
+        do {
+            guard let parsed = try parse(words) else {
+                print(help)
+                exit(0)
+            }
+            options = parsed
+        } catch {
+            Terminal.fail(error, usage: synopsis)
+        }
+        exit(CheckJob.run(options, stderr: Terminal.printError))
     }
 }

@@ -1,0 +1,96 @@
+/// Decides whether a document is one the app's decoder accepts: the rankings document that
+/// `rankings aggregate` writes, or one made some other way that should read the same.
+///
+/// Every problem is reported, not only the first, in document order, so one run of a CI job
+/// shows everything there is to fix.
+public struct DocumentChecker: Sendable {
+    /// Most entries a list may have, as `--top` (`Rankings.topRange`).
+    public var top: Int
+    /// Accept keys beyond the ones the app decodes (top level and list entries alike).
+    public var allowExtraKeys: Bool
+
+    /// Four times the 1 MiB a Firestore document may hold, and far beyond a full document (two
+    /// lists of 1,000 entries take about 150 KB), so a bigger input is refused unread rather
+    /// than parsed into memory.
+    public static let maximumSize = 4 << 20
+
+    public init(top: Int = 10, allowExtraKeys: Bool = false) {
+        self.top = top
+        self.allowExtraKeys = allowExtraKeys
+    }
+
+    /// The document's problems; empty when it is valid.
+    public func problems(in document: [UInt8]) -> [DocumentProblem] {
+        if document.count > Self.maximumSize {
+            return [DocumentProblem(.root, "larger than \(Self.maximumSize) bytes, too large for a rankings document",
+                                    at: 0)]
+        }
+        do {
+            return problems(in: try JSONParser.parse(document))
+        } catch {
+            return [DocumentProblem(.root, "invalid JSON: \(error.reason) at byte \(error.offset)", at: error.offset)]
+        }
+    }
+
+    public func problems(in document: JSONValue) -> [DocumentProblem] {
+        var log = ProblemLog()
+        log.add(DuplicateKeys.problems(in: document))
+        checkTopLevel(document, &log)
+        return log.inDocumentOrder
+    }
+
+    static let topLevelKeys = ["week_id", "hilarious", "horrible", "total_hilarious_ratings", "total_horrible_ratings",
+                               "computed_at", "week_start", "week_end"]
+
+    private func checkTopLevel(_ document: JSONValue, _ log: inout ProblemLog) {
+        guard case .object(let members) = document.kind else {
+            log.add(.root, "expected an object, found \(document.summary)", at: document.offset)
+            return
+        }
+        let fields = ObjectFields(document, members: members, path: .root, known: Self.topLevelKeys,
+                                  allowExtraKeys: allowExtraKeys, log: &log)
+        if let weekID = fields.required("week_id", &log) {
+            _ = log.nonEmptyString(weekID, fields.path.member("week_id"))
+        }
+        let hilariousSum = fields.required("hilarious", &log).flatMap { checkList($0, .root.member("hilarious"), &log) }
+        let horribleSum = fields.required("horrible", &log).flatMap { checkList($0, .root.member("horrible"), &log) }
+        checkTotal("total_hilarious_ratings", of: "hilarious", sum: hilariousSum, fields, &log)
+        checkTotal("total_horrible_ratings", of: "horrible", sum: horribleSum, fields, &log)
+        if let computedAt = fields.required("computed_at", &log) {
+            _ = log.timestamp(computedAt, .root.member("computed_at"))
+        }
+        checkWeekBounds(fields, &log)
+    }
+
+    /// A total counts every rating of its kind, listed joke or not, so it is at least the sum
+    /// of its list's counts (when the list could be read).
+    private func checkTotal(_ key: String, of list: String, sum: Int?, _ fields: ObjectFields, _ log: inout ProblemLog) {
+        let path = JSONPath.root.member(key)
+        guard let value = fields.required(key, &log), let total = log.integer(value, path, atLeast: 0) else { return }
+        if let sum, total < sum {
+            log.add(path, "\(total) is less than the sum of the counts in \(JSONPath.root.member(list)) (\(sum))",
+                    at: value.offset)
+        }
+    }
+
+    /// A weekly document names its week's bounds; the all-time document has neither. One without
+    /// the other is a half-written weekly document, so it is reported.
+    private func checkWeekBounds(_ fields: ObjectFields, _ log: inout ProblemLog) {
+        let startValue = fields.optional("week_start"), endValue = fields.optional("week_end")
+        switch (startValue, endValue) {
+        case (nil, nil):
+            return
+        case (_?, nil):
+            log.add(.root.member("week_end"), "missing (week_start is present)", at: fields.closingOffset)
+        case (nil, _?):
+            log.add(.root.member("week_start"), "missing (week_end is present)", at: fields.closingOffset)
+        case (_?, _?):
+            break
+        }
+        let start = startValue.flatMap { log.timestamp($0, .root.member("week_start")) }
+        let end = endValue.flatMap { log.timestamp($0, .root.member("week_end")) }
+        if let start, let end, let endValue, end < start {
+            log.add(.root.member("week_end"), "earlier than week_start", at: endValue.offset)
+        }
+    }
+}

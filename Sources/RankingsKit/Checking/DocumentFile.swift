@@ -1,0 +1,38 @@
+import Glibc
+
+/// Reads a whole document to check: a file, or standard input for `-`.
+///
+/// Reads at most one byte more than `DocumentChecker.maximumSize`, enough for the checker to
+/// refuse an oversized input without this ever holding all of it.
+public enum DocumentFile {
+    public static func read(_ path: String) throws(InputError) -> [UInt8] {
+        let fd: Int32
+        if path == "-" {
+            fd = 0
+        } else {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        }
+        defer { if fd > 2 { close(fd) } }
+        // Reading a directory fails with EISDIR only at read(2); naming it up front makes it a
+        // wrong path (66) like a missing file, not an I/O error.
+        var st = stat()
+        if fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR {
+            throw .cannotOpen(path: path, reason: String(cString: strerror(EISDIR)))
+        }
+        let limit = DocumentChecker.maximumSize + 1
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while bytes.count < limit {
+            let wanted = min(chunk.count, limit - bytes.count)
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, wanted) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[..<n])
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,33 @@
+/// Where in a document a problem is, written the way people read JSON paths: `$`,
+/// `$.week_id`, `$.hilarious[3].count`, and `$["odd key"]` for a key that is not a plain name.
+public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
+    public private(set) var description: String
+
+    public static let root = JSONPath(description: "$")
+
+    private init(description: String) { self.description = description }
+
+    public func member(_ key: [UInt8]) -> JSONPath {
+        if Self.isPlainName(key) {
+            return JSONPath(description: description + "." + String(decoding: key, as: UTF8.self))
+        }
+        // Escaped as a JSON string so that quotes, control characters and the like stay on one
+        // line and read back unambiguously.
+        var w = JSONWriter()
+        w.string(key)
+        return JSONPath(description: description + "[" + String(decoding: w.bytes, as: UTF8.self) + "]")
+    }
+
+    public func member(_ key: String) -> JSONPath { member(Array(key.utf8)) }
+
+    public func element(_ index: Int) -> JSONPath { JSONPath(description: description + "[\(index)]") }
+
+    /// ASCII letters, digits and `_`, not starting with a digit.
+    static func isPlainName(_ key: [UInt8]) -> Bool {
+        guard let first = key.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return key.allSatisfy { b in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || b == UInt8(ascii: "_")
+        }
+    }
+}
