@@ -139,6 +139,7 @@ public struct JSONLineScanner: ~Copyable {
     }
 
     /// Parses `"key" :` and the space after it; notes the key when it names a wanted top-level field.
+    @inline(__always)
     private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>,
                               pending: inout Field) -> UnsafePointer<UInt8>? {
         guard p.pointee == UInt8(ascii: "\"") else {
