@@ -61,11 +61,18 @@ public struct CapturedFields {
                        UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?)
         = (nil, nil, nil, nil, nil, nil)
 
+    /// Bit `field.rawValue` set when that field's value is a string written with escapes, so
+    /// readers of the common plain string need not look for backslashes again.
+    private var escapedStrings: UInt8 = 0
+
     @inline(__always) mutating func reset() {
         starts = (nil, nil, nil, nil, nil, nil)
     }
 
-    @inline(__always) mutating func set(_ field: Field, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) {
+    @inline(__always) mutating func set(_ field: Field, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>,
+                                        escaped: Bool = true) {
+        let bit: UInt8 = 1 << field.rawValue
+        escapedStrings = escaped ? escapedStrings | bit : escapedStrings & ~bit
         switch field {
         case .none: break
         case .jokeID: starts.0 = start; ends.0 = end
@@ -75,6 +82,11 @@ public struct CapturedFields {
         case .deviceID: starts.4 = start; ends.4 = end
         case .eventID: starts.5 = start; ends.5 = end
         }
+    }
+
+    /// Whether the field's value (if a string) holds an escape; true when unsure.
+    @inline(__always) public func isEscaped(_ field: Field) -> Bool {
+        escapedStrings & (1 << field.rawValue) != 0
     }
 
     /// The raw JSON text of the field's value, or nil when the record lacks it.

@@ -84,6 +84,7 @@ public struct JSONLineScanner: ~Copyable {
                 p += 1
                 depth &-= 1
             case UInt8(ascii: "\""):
+                sawEscape = false
                 guard let next = skipString(p, start: start) else { return .malformed }
                 p = next
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -107,7 +108,8 @@ public struct JSONLineScanner: ~Copyable {
             // After a value: close containers and move to the next member or element.
             while true {
                 if depth == 1 && pending != .none {
-                    fields.set(pending, from: pendingStart, to: p)
+                    // For a string value, `sawEscape` is still that string's.
+                    fields.set(pending, from: pendingStart, to: p, escaped: sawEscape)
                     pending = .none
                 }
                 p = skipSpace(p)

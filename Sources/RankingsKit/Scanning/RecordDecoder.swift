@@ -48,12 +48,12 @@ public struct RecordDecoder: ~Copyable {
     /// The joke id's bytes after unescaping; points into the line or into scratch storage,
     /// valid until the next call.
     @inline(__always)
-    public mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
+    public mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?, escaped: Bool = true) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
         guard let raw else { return .failure(.missingJokeID) }
         guard raw[0] == UInt8(ascii: "\"") else { return .failure(.jokeIDNotString) }
         let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
         if inner.isEmpty { return .failure(.emptyJokeID) }
-        if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return .success(inner) }
+        if !escaped || inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return .success(inner) }
         idScratch.removeAll()
         guard JSONString.unescape(inner, into: &idScratch, allowLoneSurrogates: false) else {
             return .failure(.jokeIDLoneSurrogate)
@@ -88,10 +88,10 @@ public struct RecordDecoder: ~Copyable {
     /// The unescaped bytes of a string field (`device_id`, `id`, `week_id`); nil when the
     /// field is missing or not a string. Valid until the next call for the same field.
     @inline(__always)
-    public mutating func string(_ raw: UnsafeBufferPointer<UInt8>?, slot: Field) -> UnsafeBufferPointer<UInt8>? {
+    public mutating func string(_ raw: UnsafeBufferPointer<UInt8>?, slot: Field, escaped: Bool = true) -> UnsafeBufferPointer<UInt8>? {
         guard let raw, raw[0] == UInt8(ascii: "\"") else { return nil }
         let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
-        if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return inner }
+        if !escaped || inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return inner }
         func unescape(_ buffer: inout ByteBuffer) -> UnsafeBufferPointer<UInt8> {
             buffer.removeAll()
             // Lone surrogates stay distinct (WTF-8): an id is compared, never displayed.

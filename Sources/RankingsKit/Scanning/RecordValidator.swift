@@ -43,7 +43,7 @@ public struct RecordValidator: ~Copyable {
         case .malformed: return .bad(.malformed(scanner.failure, byte: scanner.failOffset + 1))
         }
         let id: UnsafeBufferPointer<UInt8>
-        switch decoder.jokeID(scanner.fields[.jokeID]) {
+        switch decoder.jokeID(scanner.fields[.jokeID], escaped: scanner.fields.isEscaped(.jokeID)) {
         case .success(let value): id = value
         case .failure(let why): return .bad(.invalid(why))
         }
@@ -56,7 +56,7 @@ public struct RecordValidator: ~Copyable {
     /// The string fields and the timestamp the backfill options read, after `judge`.
     @inline(__always)
     public mutating func string(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
-        decoder.string(scanner.fields[field], slot: field)
+        decoder.string(scanner.fields[field], slot: field, escaped: scanner.fields.isEscaped(field))
     }
 
     public mutating func timestamp() -> Timestamp?? {

@@ -5,6 +5,12 @@ import Glibc
 /// Keys are interned (device ids and event ids once each, jokes by their `Tally` entry), and
 /// each key holds one 32-byte record in chunked storage (no copying as it grows), found
 /// through a 4-byte slot table kept at most 70 % full: about 38–44 bytes per distinct key.
+///
+/// Exports list a device's events together (they are sorted by document id, which starts with
+/// the device id), so the table remembers the current device's jokes: a repeated pair is found
+/// without touching the big table, and a device seen for the first time cannot already have a
+/// pair there, so its pairs are inserted without a search. Input in any other order is still
+/// exact, only slower.
 public final class LatestVotes: @unchecked Sendable {
     /// A candidate vote. Comparison picks the winner: latest timestamp, then later input.
     struct Vote {
@@ -30,16 +36,21 @@ public final class LatestVotes: @unchecked Sendable {
     /// In id mode the owner alone is the key; in device mode the (device, joke) pair is.
     private let keyedByOwnerOnly: Bool
 
-    /// The last owner looked up: exports list a device's events together (they are sorted by
-    /// document id, which starts with the device id), so most lookups repeat the last one.
+    /// The last owner looked up, its index, and whether it was new then.
     private var lastOwner: UnsafeBufferPointer<UInt8>?
     private var lastOwnerIndex: UInt64 = 0
+    private var lastOwnerIsNew = false
+    /// The last owner's keys so far as (joke entry, vote index), while there are few of them.
+    private var recent: UnsafeMutablePointer<(joke: UInt32, vote: UInt32)>
+    private var recentCount = 0
+    private static let recentCapacity = 64
 
     /// Distinct rating values; 1...5 sit at indexes 0...4 from the start.
     private var ratingValues: [Double] = [1, 2, 3, 4, 5]
     private var ratingIndex: [Double: UInt32] = [:]
 
     private static let chunkShift = 16
+    private static let chunkSize = 1 << chunkShift
     private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>
     private var chunkCapacity = 64
     public private(set) var count = 0
@@ -49,20 +60,23 @@ public final class LatestVotes: @unchecked Sendable {
     init(keyedByOwnerOnly: Bool) {
         self.keyedByOwnerOnly = keyedByOwnerOnly
         slotMask = 1023
-        slots = .allocate(capacity: slotMask + 1)
-        slots.initialize(repeating: 0, count: slotMask + 1)
+        slots = PageMemory.allocate(UInt32.self, count: slotMask + 1)
         chunks = .allocate(capacity: chunkCapacity)
         chunks.initialize(repeating: nil, count: chunkCapacity)
+        recent = .allocate(capacity: Self.recentCapacity)
     }
 
     deinit {
-        slots.deallocate()
-        for c in 0..<chunkCapacity { chunks[c]?.deallocate() }
+        PageMemory.deallocate(slots, count: slotMask + 1)
+        for c in 0..<chunkCapacity {
+            if let chunk = chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
+        }
         chunks.deallocate()
+        recent.deallocate()
     }
 
     @inline(__always) private func vote(_ i: Int) -> UnsafeMutablePointer<Vote> {
-        chunks[i >> Self.chunkShift].unsafelyUnwrapped + (i & ((1 << Self.chunkShift) - 1))
+        chunks[i >> Self.chunkShift].unsafelyUnwrapped + (i & (Self.chunkSize - 1))
     }
 
     @inline(__always) private func index(ofRating rating: Double) -> UInt32 {
@@ -77,22 +91,36 @@ public final class LatestVotes: @unchecked Sendable {
     /// Offers a vote by `owner` for joke entry `joke`; keeps it if it beats the current one.
     @inline(__always)
     func offer(owner: UnsafeBufferPointer<UInt8>, joke: Int, timestamp: Timestamp?, order: UInt64, rating: Double) {
-        let ownerIndex: UInt64
         if let last = lastOwner, last.count == owner.count,
            memcmp(last.baseAddress!, owner.baseAddress!, owner.count) == 0 {
-            ownerIndex = lastOwnerIndex
+            // Same owner as the line before.
         } else {
-            let index = owners.intern(owner).index
-            ownerIndex = UInt64(index)
+            let (index, isNew) = owners.intern(owner)
             // The interner's copy never moves, so it can stand in for the caller's bytes.
             lastOwner = owners.withKey(index) { $0 }
-            lastOwnerIndex = ownerIndex
+            lastOwnerIndex = UInt64(index)
+            lastOwnerIsNew = isNew
+            recentCount = 0
         }
         // No readable timestamp is older than any readable one.
         let candidate = Vote(seconds: timestamp?.seconds ?? .min, order: order,
-                             key: ownerIndex << 32 | UInt64(joke), nanoseconds: timestamp?.nanoseconds ?? -1,
+                             key: lastOwnerIndex << 32 | UInt64(joke), nanoseconds: timestamp?.nanoseconds ?? -1,
                              rating: index(ofRating: rating))
-        offer(candidate)
+        let lookupJoke = keyedByOwnerOnly ? 0 : UInt32(joke)
+        for r in 0..<min(recentCount, Self.recentCapacity) where recent[r].joke == lookupJoke {
+            let v = vote(Int(recent[r].vote))
+            if candidate.beats(v.pointee) { v.pointee = candidate }
+            return
+        }
+        let at: Int
+        if lastOwnerIsNew && recentCount <= Self.recentCapacity {
+            // Every key of this owner so far is in `recent`: this one is new to the table.
+            at = append(candidate, probeFrom: slot(for: lookupKey(candidate.key)))
+        } else {
+            at = offer(candidate)
+        }
+        if recentCount < Self.recentCapacity { recent[recentCount] = (lookupJoke, UInt32(at)) }
+        recentCount += 1
     }
 
     @inline(__always)
@@ -105,20 +133,31 @@ public final class LatestVotes: @unchecked Sendable {
         return Int(truncatingIfNeeded: h) & slotMask
     }
 
+    /// Looks `candidate`'s key up and keeps the winner; returns the key's vote index.
     @inline(__always)
-    private func offer(_ candidate: Vote) {
+    @discardableResult
+    private func offer(_ candidate: Vote) -> Int {
         let lookup = lookupKey(candidate.key)
         var i = slot(for: lookup)
         while true {
             let s = slots[i]
             if s == 0 { break }
-            let v = vote(Int(s &- 1))
+            let at = Int(s &- 1)
+            let v = vote(at)
             if lookupKey(v.pointee.key) == lookup {
                 if candidate.beats(v.pointee) { v.pointee = candidate }
-                return
+                return at
             }
             i = (i &+ 1) & slotMask
         }
+        return append(candidate, probeFrom: i)
+    }
+
+    /// Stores a vote whose key is not in the table, in the first empty slot from `slot` on.
+    @inline(__always)
+    private func append(_ candidate: Vote, probeFrom slot: Int) -> Int {
+        var i = slot
+        while slots[i] != 0 { i = (i &+ 1) & slotMask }
         let c = count >> Self.chunkShift
         if c == chunkCapacity {
             let bigger = UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>.allocate(capacity: chunkCapacity * 2)
@@ -128,18 +167,22 @@ public final class LatestVotes: @unchecked Sendable {
             chunks = bigger
             chunkCapacity *= 2
         }
-        if chunks[c] == nil { chunks[c] = .allocate(capacity: 1 << Self.chunkShift) }
-        vote(count).initialize(to: candidate)
+        if chunks[c] == nil { chunks[c] = PageMemory.allocate(Vote.self, count: Self.chunkSize) }
+        let at = count
+        vote(at).initialize(to: candidate)
         count += 1
         slots[i] = UInt32(count)
-        if count * 10 > slotMask * 7 { rehash() }
+        if count * 10 > slotMask * 7 { resize(toHold: count) }
+        return at
     }
 
-    private func rehash() {
-        let newMask = slotMask * 2 + 1
-        slots.deallocate()
-        slots = .allocate(capacity: newMask + 1)
-        slots.initialize(repeating: 0, count: newMask + 1)
+    /// Grows the slot table to hold `keys` keys under 70 % load.
+    private func resize(toHold keys: Int) {
+        var newMask = slotMask
+        while keys * 10 > newMask * 7 { newMask = newMask * 2 + 1 }
+        guard newMask != slotMask else { return }
+        PageMemory.deallocate(slots, count: slotMask + 1)
+        slots = PageMemory.allocate(UInt32.self, count: newMask + 1)
         slotMask = newMask
         for e in 0..<count {
             var i = slot(for: lookupKey(vote(e).pointee.key))
@@ -162,15 +205,21 @@ public final class LatestVotes: @unchecked Sendable {
         }
         other.owners.removeAll()
         other.lastOwner = nil
+        lastOwner = nil
         let ratingMap = other.ratingValues.map { index(ofRating: $0) }
+        // One resize to the final size now, rather than several on the way.
+        resize(toHold: count + other.count)
+        PageMemory.deallocate(other.slots, count: other.slotMask + 1)
+        other.slotMask = 0
+        other.slots = PageMemory.allocate(UInt32.self, count: 1)
         for e in 0..<other.count {
             var v = other.vote(e).pointee
             v.key = ownerMap[Int(v.key >> 32)] << 32 | jokeMap[Int(v.key & 0xFFFF_FFFF)]
             v.rating = ratingMap[Int(v.rating)]
             offer(v)
-            if (e + 1) & ((1 << Self.chunkShift) - 1) == 0 || e + 1 == other.count {
+            if (e + 1) & (Self.chunkSize - 1) == 0 || e + 1 == other.count {
                 let c = e >> Self.chunkShift
-                other.chunks[c]?.deallocate()
+                if let chunk = other.chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
                 other.chunks[c] = nil
             }
         }
