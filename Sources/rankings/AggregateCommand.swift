@@ -101,9 +101,7 @@ enum AggregateCommand {
                 throw .usage("unknown option \(option.name)")
             }
         }
-        options.inputs = args.operands
-        if options.inputs.isEmpty { throw .usage("no INPUT given") }
-        if options.inputs.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        options.inputs = try args.inputs(named: "INPUT")
         let paths = [options.output, options.reportPath, options.statsPath].compactMap { $0 }
         if Set(paths).count < paths.count { throw .usage("--output, --report and --stats must name different files") }
         options.progress = Terminal.stderrIsTerminal && !options.quiet
@@ -111,22 +109,10 @@ enum AggregateCommand {
     }
 
     static func run(_ words: [String]) -> Never {
-        let options: AggregateOptions
-        do {
-            guard let parsed = try parse(words) else {
-                print(help)
-                exit(0)
-            }
-            options = parsed
-        } catch {
-            Terminal.fail(error, usage: synopsis)
-        }
-        do {
+        Terminal.run(words, help: help, synopsis: synopsis, parse: parse) { (options) throws(JobError) in
             try AggregateJob.run(options, output: Terminal.output)
-        } catch {
-            Terminal.fail(error)
+            return 0
         }
-        exit(0)
     }
 
     static func now() -> Timestamp {

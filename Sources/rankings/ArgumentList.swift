@@ -45,6 +45,13 @@ struct ArgumentList {
         return n
     }
 
+    /// The operands, which must be at least one, with `-` (standard input) at most once.
+    func inputs(named name: String) throws(JobError) -> [String] {
+        if operands.isEmpty { throw .usage("no \(name) given") }
+        if operands.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        return operands
+    }
+
     /// Rejects an `=value` given to a flag that takes none.
     func flag(_ option: (name: String, inlineValue: String?)) throws(JobError) {
         if option.inlineValue != nil { throw .usage("\(option.name) takes no value") }

@@ -40,23 +40,13 @@ enum CheckCommand {
                 throw .usage("unknown option \(option.name)")
             }
         }
-        options.documents = args.operands
-        if options.documents.isEmpty { throw .usage("no DOC given") }
-        if options.documents.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        options.documents = try args.inputs(named: "DOC")
         return options
     }
 
     static func run(_ words: [String]) -> Never {
-        let options: CheckOptions
-        do {
-            guard let parsed = try parse(words) else {
-                print(help)
-                exit(0)
-            }
-            options = parsed
-        } catch {
-            Terminal.fail(error, usage: synopsis)
+        Terminal.run(words, help: help, synopsis: synopsis, parse: parse) { options in
+            CheckJob.run(options, stderr: Terminal.printError)
         }
-        exit(CheckJob.run(options, stderr: Terminal.printError))
     }
 }

@@ -47,28 +47,14 @@ enum MigrateCommand {
                 throw .usage("unknown option \(option.name)")
             }
         }
-        options.inputs = args.operands
-        if options.inputs.isEmpty { throw .usage("no INPUT given") }
-        if options.inputs.filter({ $0 == "-" }).count > 1 { throw .usage("'-' (standard input) may be given only once") }
+        options.inputs = try args.inputs(named: "INPUT")
         return options
     }
 
     static func run(_ words: [String]) -> Never {
-        let options: MigrateOptions
-        do {
-            guard let parsed = try parse(words) else {
-                print(help)
-                exit(0)
-            }
-            options = parsed
-        } catch {
-            Terminal.fail(error, usage: synopsis)
-        }
-        do {
+        Terminal.run(words, help: help, synopsis: synopsis, parse: parse) { (options) throws(JobError) in
             try MigrateJob.run(options, output: Terminal.output)
-        } catch {
-            Terminal.fail(error)
+            return 0
         }
-        exit(0)
     }
 }

@@ -33,6 +33,28 @@ enum Terminal {
     static var output: JobOutput { JobOutput(stdout: { (bytes: [UInt8]) throws(OutputError) in try writeStdout(bytes) },
                                   stderr: printError) }
 
+    /// The life of every command: parse the words (nil means `--help`), run, exit with the
+    /// status the work returns or the one its error maps to.
+    static func run<Options>(_ words: [String], help: String, synopsis: String,
+                             parse: ([String]) throws(JobError) -> Options?,
+                             work: (Options) throws(JobError) -> Int32) -> Never {
+        let options: Options
+        do {
+            guard let parsed = try parse(words) else {
+                print(help)
+                exit(0)
+            }
+            options = parsed
+        } catch {
+            fail(error, usage: synopsis)
+        }
+        do {
+            exit(try work(options))
+        } catch {
+            fail(error)
+        }
+    }
+
     /// Prints a failure as `rankings: error: …` and exits with its status.
     static func fail(_ error: JobError, usage: String? = nil) -> Never {
         printError("rankings: error: \(error.message)")
