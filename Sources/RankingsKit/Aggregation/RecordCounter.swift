@@ -48,10 +48,26 @@ struct RecordCounter: LineConsumer, ~Copyable {
         validator = RecordValidator(wanted: selection.wantedFields)
     }
 
+    /// The scan itself finds where the line ends, so no separate pass looks for the `\n`.
     @inline(__always)
+    mutating func line(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, final: Bool,
+                       number: Int, offset: Int64) -> UnsafePointer<UInt8>? {
+        let verdict = validator.judge(start)
+        let end = validator.lineEnd(from: start, dataEnd: dataEnd, verdict: verdict)
+        // Judged on part of a line: wait for the rest, having done nothing.
+        if end == dataEnd && !final { return nil }
+        count(verdict, number: number, offset: offset)
+        return end
+    }
+
     mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
+        count(validator.judge(start), number: number, offset: offset)
+    }
+
+    @inline(__always)
+    private mutating func count(_ verdict: RecordValidator.Verdict, number: Int, offset: Int64) {
         let id: UnsafeBufferPointer<UInt8>, rating: Double
-        switch validator.judge(start, end) {
+        switch verdict {
         case .blank: return
         case .bad(let why): return badLines.record(line: number, reason: why.message)
         case .valid(let validID, let validRating): (id, rating) = (validID, validRating)

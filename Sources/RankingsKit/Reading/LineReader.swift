@@ -7,6 +7,26 @@ public protocol LineConsumer: ~Copyable {
     mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64)
     /// A line longer than `LineReader.maxLineLength`, skipped without being held in memory.
     mutating func overlongLine(number: Int, offset: Int64)
+    /// The line that starts at `start` and ends at the first `\n` after it; a `\n` sits at
+    /// `dataEnd` at the latest (a sentinel after the data read so far, unless `final`).
+    /// Handles the line and returns its `\n`; or, when that `\n` is the sentinel and the
+    /// stream is not `final`, does nothing and returns nil (the line is not complete yet).
+    ///
+    /// The default finds the end with `memchr` and calls `line(_:_:number:offset:)`; a
+    /// consumer whose own scan stops at the line's end anyway overrides it to save that pass.
+    mutating func line(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, final: Bool,
+                       number: Int, offset: Int64) -> UnsafePointer<UInt8>?
+}
+
+extension LineConsumer where Self: ~Copyable {
+    @inline(__always)
+    public mutating func line(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, final: Bool,
+                              number: Int, offset: Int64) -> UnsafePointer<UInt8>? {
+        let end = memchr(start, 0x0A, dataEnd - start + 1)!.assumingMemoryBound(to: UInt8.self)
+        if end == dataEnd && !final { return nil }
+        line(start, UnsafePointer(end), number: number, offset: offset)
+        return UnsafePointer(end)
+    }
 }
 
 /// Cuts a byte stream into lines using one fixed buffer.
@@ -79,37 +99,35 @@ public final class LineReader {
                 }
             }
             if bomChecked {
+                // The sentinel: every line in the buffer has a `\n` after it, complete or not.
+                buffer[filled] = 0x0A
+                let dataEnd = UnsafePointer(buffer + filled)
                 while pos < filled {
                     let lineStart = base + Int64(pos)
                     let owner = bomSkipped && lines == 0 ? 0 : lineStart
                     if !skipping && !overlong && owner >= range.limit { return lines }
-                    guard let nl = memchr(buffer + pos, 0x0A, filled - pos) else { break }
-                    let end = nl.assumingMemoryBound(to: UInt8.self)
-                    if skipping {
-                        skipping = false
-                    } else if overlong {
-                        overlong = false
-                        lines += 1
-                        consumer.overlongLine(number: lines, offset: overlongStart)
-                    } else {
-                        lines += 1
-                        consumer.line(UnsafePointer(buffer + pos), UnsafePointer(end), number: lines, offset: lineStart)
+                    if skipping || overlong {
+                        guard let nl = memchr(buffer + pos, 0x0A, filled - pos) else { break }
+                        if skipping {
+                            skipping = false
+                        } else {
+                            overlong = false
+                            lines += 1
+                            consumer.overlongLine(number: lines, offset: overlongStart)
+                        }
+                        pos = nl.assumingMemoryBound(to: UInt8.self) - buffer + 1
+                        continue
                     }
-                    pos = end - buffer + 1
+                    guard let end = consumer.line(from: UnsafePointer(buffer + pos), dataEnd: dataEnd, final: eof,
+                                                  number: lines + 1, offset: lineStart) else { break }
+                    lines += 1
+                    pos = min(UnsafePointer(buffer) .distance(to: end) + 1, filled)
                 }
             }
             if eof {
-                if pos < filled || overlong {
-                    let lineStart = base + Int64(pos)
-                    let owner = bomSkipped && lines == 0 ? 0 : lineStart
-                    if overlong {
-                        lines += 1
-                        consumer.overlongLine(number: lines, offset: overlongStart)
-                    } else if !skipping && owner < range.limit {
-                        buffer[filled] = 0x0A
-                        lines += 1
-                        consumer.line(UnsafePointer(buffer + pos), UnsafePointer(buffer + filled), number: lines, offset: lineStart)
-                    }
+                if overlong {
+                    lines += 1
+                    consumer.overlongLine(number: lines, offset: overlongStart)
                 }
                 return lines
             }

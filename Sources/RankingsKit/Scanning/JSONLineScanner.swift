@@ -3,11 +3,13 @@
 /// This is the hot loop of the job. It walks the bytes once, never builds a string, and keeps
 /// no per-line allocation: nesting is tracked in a fixed 1,001-entry stack owned by the scanner.
 ///
-/// Contract with the caller (`LineReader` keeps it): the byte at `end` is `\n` and at least
-/// `LineBuffer.padding` bytes after `end` are readable. Because a line never contains `\n`
-/// before `end`, that sentinel stops every inner loop without a bounds check: it is not JSON
-/// whitespace here (only space, tab and CR are inside a line), not a string byte (control
-/// character), not a digit and not a structural character.
+/// Contract with the caller (`LineReader` keeps it): a `\n` follows the line (its real end, or
+/// a sentinel after the data read so far) and at least `LineReader.padding` bytes after that
+/// `\n` are readable. A line is everything before its first `\n`, and that byte stops every
+/// inner loop without a bounds check: it is not JSON whitespace here (only space, tab and CR
+/// are inside a line), not a string byte (control character), not a digit and not a
+/// structural character. So the scanner never needs the line's end, and when it accepts a
+/// line it has found it: `lineEnd`.
 public struct JSONLineScanner: ~Copyable {
     /// Deepest nesting accepted; one more level is a malformed line (RFC 8259 lets parsers limit it).
     public static let maxDepth = 1000
@@ -18,6 +20,8 @@ public struct JSONLineScanner: ~Copyable {
     /// What the last failed `scan` found, for the message; `failOffset` counts from the line start.
     public private(set) var failure: Malformation = .unexpectedEnd
     public private(set) var failOffset: Int = 0
+    /// Where the last line that was not malformed ended: its first `\n`.
+    public private(set) var lineEnd: UnsafePointer<UInt8>?
 
     /// Spans of the wanted fields, valid after `scan` returns `.object`. The last occurrence of
     /// a repeated key wins, as the input rules require.
@@ -50,11 +54,19 @@ public struct JSONLineScanner: ~Copyable {
         case malformed
     }
 
-    /// Scans the line `[start, end)`; see the type's contract for what must follow `end`.
+    /// Scans the line `[start, end)`, where `end` is the line's first `\n`.
     public mutating func scan(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
+        scan(start)
+    }
+
+    /// Scans the line that starts at `start` and runs to the first `\n`.
+    public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
         var p = skipSpace(start)
-        if p == end { return .blank }
+        if p.pointee == UInt8(ascii: "\n") {
+            lineEnd = p
+            return .blank
+        }
         let isObject = p.pointee == UInt8(ascii: "{")
         var depth = 0
         // The field whose value starts next at depth 1, and where that value began.
@@ -114,7 +126,8 @@ public struct JSONLineScanner: ~Copyable {
                 }
                 p = skipSpace(p)
                 if depth == 0 {
-                    if p != end { return fail(.trailingCharacters, p, start) }
+                    if p.pointee != UInt8(ascii: "\n") { return fail(.trailingCharacters, p, start) }
+                    lineEnd = p
                     return isObject ? .object : .notObject
                 }
                 let container = stack[depth]

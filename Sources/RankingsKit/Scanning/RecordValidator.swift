@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why a line is a bad line, and the one place its message is worded.
 public enum BadRecord: Sendable, Equatable {
     case malformed(Malformation, byte: Int)
@@ -36,7 +38,13 @@ public struct RecordValidator: ~Copyable {
 
     @inline(__always)
     public mutating func judge(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Verdict {
-        switch scanner.scan(start, end) {
+        judge(start)
+    }
+
+    /// Judges the line from `start` to its first `\n`; afterwards `lineEnd(from:)` finds that `\n`.
+    @inline(__always)
+    public mutating func judge(_ start: UnsafePointer<UInt8>) -> Verdict {
+        switch scanner.scan(start) {
         case .blank: return .blank
         case .object: break
         case .notObject: return .bad(.invalid(.notObject))
@@ -51,6 +59,19 @@ public struct RecordValidator: ~Copyable {
         case .success(let rating): return .valid(id: id, rating: rating)
         case .failure(let why): return .bad(.invalid(why))
         }
+    }
+
+    /// The `\n` that ends the line last judged: found by the scan, or, for a malformed line the
+    /// scan abandoned part way, searched for from where it stopped.
+    /// `dataEnd` is the `\n` that the caller guarantees after the data.
+    @inline(__always)
+    public func lineEnd(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, verdict: Verdict) -> UnsafePointer<UInt8> {
+        if case .bad(.malformed) = verdict {
+            let from = start + scanner.failOffset
+            let hit = memchr(from, 0x0A, dataEnd - from + 1)!
+            return UnsafePointer(hit.assumingMemoryBound(to: UInt8.self))
+        }
+        return scanner.lineEnd!
     }
 
     /// The string fields and the timestamp the backfill options read, after `judge`.
