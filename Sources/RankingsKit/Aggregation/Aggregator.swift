@@ -151,7 +151,7 @@ public enum Aggregator {
         var validEvents = main.validEvents, filteredOut = main.filteredOut
         for other in shared.tallies.dropFirst() {
             if let votes = main.votes, let otherVotes = other.votes {
-                votes.merge(otherVotes, otherTally: other.tally, into: tally)
+                votes.merge(otherVotes, otherTally: other.tally, into: tally, threads: shared.tallies.count)
             } else {
                 tally.merge(other.tally)
             }

@@ -87,6 +87,11 @@ public final class ByteInterner: @unchecked Sendable {
 
     public func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
 
+    /// The key's hash: the same in every interner of the process, so it can place a key in a
+    /// partition that all threads agree on.
+    @inline(__always)
+    public func hashOf(_ index: Int) -> UInt64 { hashes[index] }
+
     private func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, at slot: Int) -> Int {
         let e = count
         if e == capacity { growEntries() }

@@ -1,0 +1,148 @@
+/// A candidate vote. Comparison picks the winner: latest timestamp, then later input.
+struct Vote {
+    var seconds: Int64
+    var order: UInt64
+    /// Owner index (device or event id) in the high half, joke entry in the low half.
+    var key: UInt64
+    var nanoseconds: Int32
+    /// Index into the distinct rating values: most exports hold five, so 4 bytes stand in for
+    /// an 8-byte double.
+    var rating: UInt32
+
+    /// Whether `self` beats `other` for the same key.
+    @inline(__always) func beats(_ other: Vote) -> Bool {
+        if seconds != other.seconds { return seconds > other.seconds }
+        if nanoseconds != other.nanoseconds { return nanoseconds > other.nanoseconds }
+        return order > other.order
+    }
+}
+
+/// One partition of `LatestVotes`: 32-byte votes in fixed chunks that never move (so a vote
+/// can be held by pointer), found through a 4-byte slot table kept at most 70 % full.
+final class VoteTable: @unchecked Sendable {
+    private static let chunkShift = 16
+    private static let chunkSize = 1 << chunkShift
+    private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>
+    private var chunkCapacity = 16
+    private(set) var count = 0
+    private var slots: UnsafeMutablePointer<UInt32>
+    private var slotMask: Int
+    /// In id mode the owner alone is the key; in device mode the (device, joke) pair is.
+    private let keyedByOwnerOnly: Bool
+
+    init(keyedByOwnerOnly: Bool) {
+        self.keyedByOwnerOnly = keyedByOwnerOnly
+        slotMask = 255
+        slots = PageMemory.allocate(UInt32.self, count: slotMask + 1)
+        chunks = .allocate(capacity: chunkCapacity)
+        chunks.initialize(repeating: nil, count: chunkCapacity)
+    }
+
+    deinit {
+        releaseSlots()
+        for c in 0..<chunkCapacity {
+            if let chunk = chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
+        }
+        chunks.deallocate()
+    }
+
+    private func releaseSlots() {
+        if slotMask >= 0 { PageMemory.deallocate(slots, count: slotMask + 1) }
+        slotMask = -1
+    }
+
+    @inline(__always) func vote(_ i: Int) -> UnsafeMutablePointer<Vote> {
+        chunks[i >> Self.chunkShift].unsafelyUnwrapped + (i & (Self.chunkSize - 1))
+    }
+
+    @inline(__always) private func lookupKey(_ key: UInt64) -> UInt64 { keyedByOwnerOnly ? key >> 32 : key }
+
+    @inline(__always) private func slot(for lookup: UInt64) -> Int {
+        var h = lookup &* 0x9E37_79B9_7F4A_7C15
+        h ^= h >> 29
+        return Int(truncatingIfNeeded: h) & slotMask
+    }
+
+    /// Looks `candidate`'s key up and keeps the winner; returns the key's vote.
+    @inline(__always)
+    @discardableResult
+    func offer(_ candidate: Vote) -> UnsafeMutablePointer<Vote> {
+        let lookup = lookupKey(candidate.key)
+        var i = slot(for: lookup)
+        while true {
+            let s = slots[i]
+            if s == 0 { break }
+            let v = vote(Int(s &- 1))
+            if lookupKey(v.pointee.key) == lookup {
+                if candidate.beats(v.pointee) { v.pointee = candidate }
+                return v
+            }
+            i = (i &+ 1) & slotMask
+        }
+        return append(candidate, probeFrom: i)
+    }
+
+    /// Stores a vote whose key is known not to be in the table.
+    @inline(__always)
+    func insertNew(_ candidate: Vote) -> UnsafeMutablePointer<Vote> {
+        append(candidate, probeFrom: slot(for: lookupKey(candidate.key)))
+    }
+
+    @inline(__always)
+    private func append(_ candidate: Vote, probeFrom slot: Int) -> UnsafeMutablePointer<Vote> {
+        var i = slot
+        while slots[i] != 0 { i = (i &+ 1) & slotMask }
+        let c = count >> Self.chunkShift
+        if c == chunkCapacity {
+            let bigger = UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>.allocate(capacity: chunkCapacity * 2)
+            bigger.initialize(repeating: nil, count: chunkCapacity * 2)
+            bigger.update(from: chunks, count: chunkCapacity)
+            chunks.deallocate()
+            chunks = bigger
+            chunkCapacity *= 2
+        }
+        if chunks[c] == nil { chunks[c] = PageMemory.allocate(Vote.self, count: Self.chunkSize) }
+        let v = vote(count)
+        v.initialize(to: candidate)
+        count += 1
+        slots[i] = UInt32(count)
+        if count * 10 > slotMask * 7 { resize(toHold: count) }
+        return v
+    }
+
+    /// Grows the slot table to hold `keys` keys under 70 % load.
+    func resize(toHold keys: Int) {
+        var newMask = max(slotMask, 255)
+        while keys * 10 > newMask * 7 { newMask = newMask * 2 + 1 }
+        guard newMask != slotMask else { return }
+        releaseSlots()
+        slots = PageMemory.allocate(UInt32.self, count: newMask + 1)
+        slotMask = newMask
+        for e in 0..<count {
+            var i = slot(for: lookupKey(vote(e).pointee.key))
+            while slots[i] != 0 { i = (i &+ 1) & slotMask }
+            slots[i] = UInt32(e + 1)
+        }
+    }
+
+    /// Moves `other`'s votes in, renumbered by `renumber`, freeing `other` as it goes.
+    func absorb(_ other: VoteTable, renumber: (inout Vote) -> Void) {
+        resize(toHold: count + other.count)
+        other.releaseSlots()
+        for e in 0..<other.count {
+            var v = other.vote(e).pointee
+            renumber(&v)
+            offer(v)
+            if (e + 1) & (Self.chunkSize - 1) == 0 || e + 1 == other.count {
+                let c = e >> Self.chunkShift
+                if let chunk = other.chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
+                other.chunks[c] = nil
+            }
+        }
+        other.count = 0
+    }
+
+    func forEach(_ body: (Vote) -> Void) {
+        for e in 0..<count { body(vote(e).pointee) }
+    }
+}
