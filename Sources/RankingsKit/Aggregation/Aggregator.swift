@@ -104,40 +104,14 @@ public enum Aggregator {
                 result.lines = try reader.read(&source, range: range, into: &counter)
                 // Count each byte of the file once, though pieces read across their ends.
                 result.bytes = min(piece.end, file.size) - piece.start
-            case .gzip:
-                let raw = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: 0),
-                                         counter: progress)
-                (result.lines, result.bytes) = try readAhead(try GzipSource(raw, path: file.displayPath),
-                                                             reader: reader, into: &counter)
-            case .stream:
-                let raw = try PeekedSource(CountingSource(source: StreamSource(fd: file.fd, path: file.displayPath),
-                                                          counter: progress), peek: 2)
-                if raw.peeked.count == 2 && GzipMagic.matches(raw.peeked[0], raw.peeked[1]) {
-                    (result.lines, result.bytes) = try readAhead(try GzipSource(raw, path: file.displayPath),
-                                                                 reader: reader, into: &counter)
-                } else {
-                    (result.lines, result.bytes) = try readAhead(raw, reader: reader, into: &counter)
-                }
+            case .gzip, .stream:
+                (result.lines, result.bytes) = try file.readLines(with: reader, progress: progress, into: &counter)
             }
         } catch {
             result.error = error
         }
         result.badLines = counter.badLines
         return result
-    }
-
-    /// Reads `source` on a second thread while this one scans.
-    private static func readAhead<S: ByteSource>(_ source: S, reader: LineReader,
-                                                 into counter: inout RecordCounter) throws(InputError) -> (Int, Int64) {
-        let prefetcher = Prefetcher(source)
-        var ahead = PrefetchSource(prefetcher)
-        defer {
-            ahead.release()
-            prefetcher.close()
-            if let gzip = source as? any GzipClosable { gzip.closeStream() }
-        }
-        let lines = try reader.read(&ahead, into: &counter)
-        return (lines, ahead.bytesConsumed)
     }
 
     private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece]) throws(InputError) -> AggregationResult {
@@ -198,14 +172,9 @@ public enum Aggregator {
     }
 }
 
-/// Lets `Aggregator` free a gzip source's zlib state without knowing its type parameter.
-protocol GzipClosable { func closeStream() }
-extension GzipSource: GzipClosable { func closeStream() { close() } }
-
 /// Runs `body` on `count` threads at once (the caller's thread is one of them) and waits.
 ///
-/// Plain threads rather than `DispatchQueue.concurrentPerform`, which on Linux ran all
-/// iterations on one thread here.
+/// Plain threads, one per worker whatever else the process runs, each with a known stack.
 enum Workers {
     static func run(count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         let done = DispatchSemaphore(value: 0)

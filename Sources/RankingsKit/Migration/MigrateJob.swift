@@ -38,7 +38,7 @@ public enum MigrateJob {
         var migrator = LineMigrator(output: batched)
         for file in files {
             migrator.path = file.displayPath
-            do { try file.readLines(with: reader, into: &migrator) } catch { throw .input(error) }
+            do { _ = try file.readLines(with: reader, into: &migrator) } catch { throw .input(error) }
             if let failure = batched?.failure { throw .output(failure) }
         }
         batched?.flush()

@@ -75,10 +75,6 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
                 throw .corruptGzip(path: path, reason: "corrupt gzip data: \(message)")
             }
-            if inputEOF && stream.pointee.avail_in == 0 && !betweenMembers && stream.pointee.avail_out == before
-                && status != Z_OK {
-                throw .corruptGzip(path: path, reason: "truncated gzip data")
-            }
             // Hand back what we have rather than wait for a full buffer at a member's end.
             if betweenMembers && stream.pointee.avail_out < uInt(count) { break }
         }

@@ -28,11 +28,6 @@ public struct ByteBuffer: ~Copyable {
         count += bytes.count
     }
 
-    public mutating func append(_ string: String) {
-        var s = string
-        s.withUTF8 { append($0) }
-    }
-
     /// NUL-terminates the contents (not counted) for C functions such as `strtod`.
     mutating func terminate() { base[count] = 0 }
 

@@ -1,0 +1,45 @@
+extension InputFile {
+    /// Feeds every line of this input, first to last, to `consumer` on the calling thread, and
+    /// returns how many lines there were and how many stored bytes were read.
+    ///
+    /// gzip is recognised by its magic bytes, on a pipe too. A pipe or a gzip stream is read
+    /// (and inflated) on a second thread while this one scans. `aggregate` uses this for
+    /// inputs it cannot split, `migrate` for every input, since it writes lines in order.
+    func readLines<C: LineConsumer & ~Copyable>(with reader: LineReader, progress: ProgressCounter = ProgressCounter(),
+                                                into consumer: inout C) throws(InputError) -> (lines: Int, bytes: Int64) {
+        switch kind {
+        case .regular:
+            var source = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            let lines = try reader.read(&source, into: &consumer)
+            return (lines, source.bytesConsumed)
+        case .gzip:
+            let raw = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            let gzip = try GzipSource(raw, path: displayPath)
+            defer { gzip.close() }
+            return try Self.readAhead(gzip, with: reader, into: &consumer)
+        case .stream:
+            let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
+                                       peek: 2)
+            guard raw.peeked.count == 2 && GzipMagic.matches(raw.peeked[0], raw.peeked[1]) else {
+                return try Self.readAhead(raw, with: reader, into: &consumer)
+            }
+            let gzip = try GzipSource(raw, path: displayPath)
+            defer { gzip.close() }
+            return try Self.readAhead(gzip, with: reader, into: &consumer)
+        }
+    }
+
+    /// Reads `source` on a second thread while this one scans; the read-ahead thread has
+    /// stopped when this returns, so the caller may free the source.
+    private static func readAhead<S: ByteSource, C: LineConsumer & ~Copyable>(
+        _ source: S, with reader: LineReader, into consumer: inout C) throws(InputError) -> (lines: Int, bytes: Int64) {
+        let prefetcher = Prefetcher(source)
+        var ahead = PrefetchSource(prefetcher)
+        defer {
+            ahead.release()
+            prefetcher.close()
+        }
+        let lines = try reader.read(&ahead, into: &consumer)
+        return (lines, ahead.bytesConsumed)
+    }
+}
