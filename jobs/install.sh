@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds `rankings` in release mode and installs it with everything the daily
+# Builds the self-contained `rankings` (jobs/build-binary.sh) and installs it with everything the daily
 # run needs; `jobs/install.sh uninstall` takes it all away again.
 #
 #   sudo jobs/install.sh                     build, install under /usr/local and /etc
@@ -60,8 +60,7 @@ build() {
         printf '%s\n' "$RANKINGS_PREBUILT"
         return
     fi
-    swift build -c release --package-path "$root" >&2
-    printf '%s/rankings\n' "$(swift build -c release --package-path "$root" --show-bin-path)"
+    "$root/jobs/build-binary.sh"
 }
 
 install_all() {
