@@ -20,7 +20,8 @@ extension DocumentChecker {
         conversion.log.add(DuplicateKeys.problems(in: parsed))
         if let document = conversion.document(from: parsed) {
             for problem in contentProblems(in: document) where !conversion.alreadyReported(problem.path) {
-                conversion.log.add(FirestoreBody.bodyPath(problem.path), problem.message, at: problem.offset)
+                conversion.log.add(FirestoreBody.bodyPath(problem.path), FirestoreBody.bodyPaths(in: problem.message),
+                                   at: problem.offset)
             }
         }
         return conversion.log.inDocumentOrder
@@ -90,6 +91,16 @@ struct FirestoreBody {
             }
         }
         return body
+    }
+
+    /// A message that names another field (a total's list) names it as the body does.
+    static func bodyPaths(in message: String) -> String {
+        var text = message
+        for list in ["hilarious", "horrible"] {
+            let path = JSONPath.root.member(list)
+            text = text.replacing("in \(path) (", with: "in \(bodyPath(path)) (")
+        }
+        return text
     }
 
     func alreadyReported(_ path: JSONPath) -> Bool {
