@@ -201,3 +201,20 @@ enum FirestoreUnwrap {
         }
     }
 }
+
+/// Reading an earlier output back gives the same content whichever format wrote it.
+@Suite("Firestore: reading a stored document back")
+struct DocumentContentTests {
+    @Test(arguments: FirestoreFormatTests.goldens)
+    func bothFormatsReadBackAlike(_ g: FirestoreFormatTests.Golden) throws {
+        let body = try #require(DocumentContent.read(FirestoreFormatTests.read("firestore/" + g.file)))
+        let json = try #require(DocumentContent.read(FirestoreFormatTests.read(g.json)))
+        #expect(Plain(body) == Plain(json))
+        #expect(Plain(json) == Plain(try JSONParser.parse(FirestoreFormatTests.read(g.json))))
+    }
+
+    @Test func brokenInputsReadAsNothing() {
+        #expect(DocumentContent.read(Array("{\"fields\": {\"week_id\": \"all_time\"}}".utf8)) == nil)
+        #expect(DocumentContent.read(Array("not json".utf8)) == nil)
+    }
+}
