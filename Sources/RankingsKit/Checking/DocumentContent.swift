@@ -11,7 +11,7 @@ public enum DocumentContent {
               members.contains(where: { $0.key == Array("fields".utf8) }),
               !members.contains(where: { $0.key == Array("week_id".utf8) })
         else { return parsed }
-        var body = FirestoreBody(allowExtraKeys: true)
+        var body = FirestoreBody()
         guard let document = body.document(from: parsed), body.log.inDocumentOrder.isEmpty else { return nil }
         return document
     }

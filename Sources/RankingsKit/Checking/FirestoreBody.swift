@@ -16,7 +16,7 @@ extension DocumentChecker {
         } catch {
             return [DocumentProblem(.root, "invalid JSON: \(error.reason) at byte \(error.offset)", at: error.offset)]
         }
-        var conversion = FirestoreBody(allowExtraKeys: allowExtraKeys)
+        var conversion = FirestoreBody()
         conversion.log.add(DuplicateKeys.problems(in: parsed))
         if let document = conversion.document(from: parsed) {
             for problem in contentProblems(in: document) where !conversion.alreadyReported(problem.path) {
@@ -35,12 +35,11 @@ extension DocumentChecker {
 /// `computed_at`, an integer for a count. A value whose typing is wrong is reported here once,
 /// and the content check is then silent about that path and everything under it.
 struct FirestoreBody {
-    let allowExtraKeys: Bool
+    /// Problems with the body's Firestore typing, by body path; the content's own problems are
+    /// added by `DocumentChecker.firestoreProblems`, which also decides about extra keys.
     var log = ProblemLog()
     /// Document paths (not body paths) this conversion already reported.
     private var reported: [JSONPath] = []
-
-    init(allowExtraKeys: Bool) { self.allowExtraKeys = allowExtraKeys }
 
     /// Firestore's value types, as the keys of a REST `Value`.
     static let valueTypes = ["nullValue", "booleanValue", "integerValue", "doubleValue", "timestampValue",
