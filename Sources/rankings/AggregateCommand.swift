@@ -15,6 +15,9 @@ enum AggregateCommand {
                           names starting with '.' skipped, in byte order of name); or '-' for
                           standard input (once)
       -o, --output PATH   write the document to PATH atomically; without it, to standard output
+      --format FORMAT     json (the default): the rankings document; firestore: the same content
+                          as a Firestore REST Document body, {"fields": {...}}, with Timestamps
+                          and integers typed for a PATCH of weekly_rankings/{week_id}
       --top N             entries per list, 1...1000 (default 10)
       --computed-at TIME  the document's computed_at, RFC 3339 with any offset (default: now);
                           written in UTC with Z
@@ -26,6 +29,8 @@ enum AggregateCommand {
 
     Backfill:
       --as-of TIME        count only events whose timestamp is at or before TIME (RFC 3339)
+      --since TIME        count only events whose timestamp is at or after TIME: RFC 3339, or
+                          -Nd / -Nh for N x 24 h / N hours before --computed-at (e.g. -30d)
       --week ID           count only events whose week_id is exactly ID (e.g. 2026-W07) and
                           write that week's document, with week_start and week_end
       --time-zone TZ      IANA zone for the week's bounds (default America/New_York)
@@ -39,6 +44,8 @@ enum AggregateCommand {
 
     static func parse(_ words: [String]) throws(JobError) -> AggregateOptions? {
         var options = AggregateOptions(computedAt: now())
+        // Resolved after the loop: a relative --since counts back from --computed-at, wherever it is.
+        var since: String?
         var args = ArgumentList(words)
         while let option = args.nextOption() {
             switch option.name {
@@ -69,6 +76,14 @@ enum AggregateCommand {
                     throw .usage("--as-of takes an RFC 3339 time like 2026-02-18T00:00:00-05:00, not '\(text)'")
                 }
                 options.selection.asOf = t
+            case "--since":
+                since = try args.value(for: option)
+            case "--format":
+                let text = try args.value(for: option)
+                guard let format = DocumentFormat(rawValue: text) else {
+                    throw .usage("--format takes 'json' or 'firestore', not '\(text)'")
+                }
+                options.format = format
             case "--week":
                 let text = try args.value(for: option)
                 guard let week = ISOWeek(text) else {
@@ -101,6 +116,7 @@ enum AggregateCommand {
                 throw .usage("unknown option \(option.name)")
             }
         }
+        if let since { options.selection.since = try resolveSince(since, options) }
         options.inputs = try args.inputs(named: "INPUT")
         let paths = [options.output, options.reportPath, options.statsPath].compactMap { $0 }
         if Set(paths).count < paths.count { throw .usage("--output, --report and --stats must name different files") }
@@ -113,6 +129,16 @@ enum AggregateCommand {
             try AggregateJob.run(options, output: Terminal.output)
             return 0
         }
+    }
+
+    static func resolveSince(_ text: String, _ options: AggregateOptions) throws(JobError) -> Timestamp {
+        guard let t = SinceTime.resolve(text, computedAt: options.computedAt) else {
+            throw .usage("--since takes an RFC 3339 time like 2026-02-18T00:00:00-05:00, or -30d / -12h, not '\(text)'")
+        }
+        if let asOf = options.selection.asOf, t > asOf {
+            throw .usage("--since \(text) (\(t.rfc3339())) is later than --as-of (\(asOf.rfc3339())): no event could count")
+        }
+        return t
     }
 
     static func now() -> Timestamp {

@@ -12,6 +12,9 @@ enum CheckCommand {
     stderr, 'DOC: $.json.path: problem', in document order; nothing is written to stdout.
 
       DOC                 a rankings document (JSON), or '-' for standard input (once)
+      --format FORMAT     json (the default), or firestore: each DOC is a Firestore REST
+                          Document body as 'rankings aggregate --format firestore' writes it,
+                          checked by the same rules; paths name the body's own keys
       --top N             most entries a list may have, 1...1000 (default 10)
       --allow-extra-keys  accept keys the app does not decode
       -q, --quiet         no summary line on stderr
@@ -30,6 +33,12 @@ enum CheckCommand {
                 return nil
             case "--top":
                 options.top = try args.integer(for: option, in: Rankings.topRange)
+            case "--format":
+                let text = try args.value(for: option)
+                guard let format = DocumentFormat(rawValue: text) else {
+                    throw .usage("--format takes 'json' or 'firestore', not '\(text)'")
+                }
+                options.format = format
             case "--allow-extra-keys":
                 try args.flag(option)
                 options.allowExtraKeys = true

@@ -59,10 +59,12 @@ def kind(rating):
     return "hilarious" if rating >= 4 else "horrible" if rating <= 2 else "neutral"
 
 
-def select(as_of=None, week=None, dedupe=None):
+def select(as_of=None, week=None, dedupe=None, since=None):
     chosen = []
     for order, e in events():
         if as_of is not None and instant(e["timestamp"]) > as_of:
+            continue
+        if since is not None and instant(e["timestamp"]) < since:
             continue
         if week is not None and e.get("week_id") != week:
             continue
@@ -135,6 +137,10 @@ def main():
     good = True
     as_of = instant("2025-06-01T00:00:00Z")
     good &= check("as-of-2025-06-01.json", load("as-of-2025-06-01.json"), expected_document(select(as_of=as_of)))
+
+    # --since -30d with --computed-at 2026-02-18T05:00:00Z: 30 x 24 h earlier.
+    since = instant("2026-01-19T05:00:00Z")
+    good &= check("since-30d.json", load("since-30d.json"), expected_document(select(since=since)))
 
     week = expected_document(select(week="2025-W42"), "2025-W42")
     week["week_start"], week["week_end"] = week_bounds("2025-W42", "America/New_York")

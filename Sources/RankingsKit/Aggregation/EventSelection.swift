@@ -11,13 +11,18 @@ public struct EventSelection: Sendable {
 
     /// Count only events whose timestamp is at or before this instant.
     public var asOf: Timestamp?
+    /// Count only events whose timestamp is at or after this instant (`--since`).
+    public var since: Timestamp?
     /// Count only events whose `week_id` is exactly these bytes.
     public var weekID: [UInt8]?
     public var dedupe: Dedupe = .none
 
     public init() {}
 
-    var needsTimestamp: Bool { asOf != nil || dedupe == .device }
+    var needsTimestamp: Bool { timeWindow || dedupe == .device }
+
+    /// `--as-of` or `--since`: every counted event must then have a readable timestamp.
+    var timeWindow: Bool { asOf != nil || since != nil }
 
     var wantedFields: FieldSet {
         var set = FieldSet.ratingOnly

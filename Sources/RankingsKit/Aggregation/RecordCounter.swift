@@ -3,7 +3,7 @@ final class WorkerTally: @unchecked Sendable {
     let tally = Tally()
     /// Present when the run deduplicates: votes wait here until every line has been seen.
     let votes: LatestVotes?
-    /// Valid events the selection left out (`--as-of`, `--week`).
+    /// Valid events the selection left out (`--as-of`, `--since`, `--week`).
     var filteredOut = 0
     /// Valid records seen (before filters and deduplication).
     var validEvents = 0
@@ -23,6 +23,8 @@ struct RecordCounter: LineConsumer, ~Copyable {
     // The selection, unpacked so the hot path reads plain values, not a struct holding an array.
     private let filters: Bool
     private let asOf: Timestamp?
+    private let since: Timestamp?
+    private let timeWindow: Bool
     private let needsTimestamp: Bool
     private let dedupe: EventSelection.Dedupe
     private let week: [UInt8]?
@@ -36,8 +38,10 @@ struct RecordCounter: LineConsumer, ~Copyable {
 
     init(worker: WorkerTally, selection: EventSelection = EventSelection(), file: Int = 0, baseOffset: Int64 = 0) {
         self.worker = worker
-        filters = selection.asOf != nil || selection.weekID != nil || selection.dedupe != .none
+        filters = selection.timeWindow || selection.weekID != nil || selection.dedupe != .none
         asOf = selection.asOf
+        since = selection.since
+        timeWindow = selection.timeWindow
         needsTimestamp = selection.needsTimestamp
         dedupe = selection.dedupe
         week = selection.weekID
@@ -88,9 +92,9 @@ struct RecordCounter: LineConsumer, ~Copyable {
             switch validator.timestamp() {
             case .some(let readable):
                 timestamp = readable
-                if readable == nil && asOf != nil { return bad(number, .unreadableTimestamp) }
+                if readable == nil && timeWindow { return bad(number, .unreadableTimestamp) }
             case .none:
-                if asOf != nil { return bad(number, .missingTimestamp) }
+                if timeWindow { return bad(number, .missingTimestamp) }
             }
         }
         var owner: UnsafeBufferPointer<UInt8>?
@@ -105,6 +109,10 @@ struct RecordCounter: LineConsumer, ~Copyable {
         }
         worker.validEvents &+= 1
         if let asOf, let timestamp, timestamp > asOf {
+            worker.filteredOut &+= 1
+            return
+        }
+        if let since, let timestamp, timestamp < since {
             worker.filteredOut &+= 1
             return
         }

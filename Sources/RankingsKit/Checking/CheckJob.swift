@@ -5,6 +5,8 @@ public struct CheckOptions: Sendable {
     public var top = 10
     public var allowExtraKeys = false
     public var quiet = false
+    /// `--format firestore`: each DOC is a Firestore REST Document body.
+    public var format = DocumentFormat.json
 
     public init() {}
 }
@@ -29,7 +31,7 @@ public enum CheckJob {
                 unreadable.append(failure)
                 continue
             }
-            let problems = checker.problems(in: bytes)
+            let problems = options.format == .firestore ? checker.firestoreProblems(in: bytes) : checker.problems(in: bytes)
             if !problems.isEmpty { invalid += 1 }
             for problem in problems { stderr("\(name): \(problem)") }
         }

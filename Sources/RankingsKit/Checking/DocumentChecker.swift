@@ -39,6 +39,14 @@ public struct DocumentChecker: Sendable {
         return log.inDocumentOrder
     }
 
+    /// The content rules alone, without the duplicate-key check: for a document converted from
+    /// another form (a Firestore body), whose duplicates were found in its own terms.
+    func contentProblems(in document: JSONValue) -> [DocumentProblem] {
+        var log = ProblemLog()
+        checkTopLevel(document, &log)
+        return log.inDocumentOrder
+    }
+
     static let topLevelKeys = ["week_id", "hilarious", "horrible", "total_hilarious_ratings", "total_horrible_ratings",
                                "computed_at", "week_start", "week_end"]
 

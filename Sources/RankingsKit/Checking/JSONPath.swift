@@ -3,24 +3,41 @@
 public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
     public private(set) var description: String
 
+    /// One step down from the root.
+    public enum Step: Sendable, Equatable {
+        case member([UInt8])
+        case element(Int)
+    }
+
+    /// The steps from the root, so a path can be rewritten into another document's terms (a
+    /// Firestore body's `fields`/`mapValue`/`arrayValue` wrapping).
+    public private(set) var steps: [Step] = []
+
     public static let root = JSONPath(description: "$")
 
-    private init(description: String) { self.description = description }
+    private init(description: String, steps: [Step] = []) {
+        self.description = description
+        self.steps = steps
+    }
 
     public func member(_ key: [UInt8]) -> JSONPath {
         if Self.isPlainName(key) {
-            return JSONPath(description: description + "." + String(decoding: key, as: UTF8.self))
+            return JSONPath(description: description + "." + String(decoding: key, as: UTF8.self),
+                            steps: steps + [.member(key)])
         }
         // Escaped as a JSON string so that quotes, control characters and the like stay on one
         // line and read back unambiguously.
         var w = JSONWriter()
         w.string(key)
-        return JSONPath(description: description + "[" + String(decoding: w.bytes, as: UTF8.self) + "]")
+        return JSONPath(description: description + "[" + String(decoding: w.bytes, as: UTF8.self) + "]",
+                        steps: steps + [.member(key)])
     }
 
     public func member(_ key: String) -> JSONPath { member(Array(key.utf8)) }
 
-    public func element(_ index: Int) -> JSONPath { JSONPath(description: description + "[\(index)]") }
+    public func element(_ index: Int) -> JSONPath {
+        JSONPath(description: description + "[\(index)]", steps: steps + [.element(index)])
+    }
 
     /// ASCII letters, digits and `_`, not starting with a digit.
     static func isPlainName(_ key: [UInt8]) -> Bool {

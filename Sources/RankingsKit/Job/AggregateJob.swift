@@ -11,13 +11,15 @@ public struct AggregateOptions: Sendable {
     public var reportPath: String?
     public var quiet = false
     public var threads: Int = AggregateOptions.availableCores
-    /// `--as-of`, `--week`, `--dedupe`.
+    /// `--as-of`, `--since`, `--week`, `--dedupe`.
     public var selection = EventSelection()
     /// With `--week`: the week, and the zone whose clocks bound it.
     public var week: ISOWeek?
     public var timeZone: TimeZone = TimeZone(identifier: "America/New_York")!
     /// `--stats PATH`: per-joke counts as NDJSON.
     public var statsPath: String?
+    /// `--format`: our JSON document or a Firestore REST body.
+    public var format = DocumentFormat.json
     /// Show a progress line (the front end sets it when stderr is a terminal).
     public var progress = false
 
@@ -91,7 +93,7 @@ public enum AggregateJob {
             dataError = "\(result.badLineCount) bad lines, more than --max-invalid \(options.maxInvalid); nothing written"
         } else if totals.ratings == 0 && !options.allowEmpty {
             let why = result.validEvents == 0 ? "no valid events in the input"
-                : "no events left after --as-of/--week (\(result.filteredOut) left out)"
+                : "no events left after --as-of/--since/--week (\(result.filteredOut) left out)"
             dataError = why + "; nothing written (--allow-empty writes an empty document)"
         }
         summary.exitStatus = dataError == nil ? 0 : 65
@@ -109,7 +111,7 @@ public enum AggregateJob {
             let rankings = Rankings(result.tally, top: options.top)
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
-                                         weekBounds: options.week?.bounds(in: options.timeZone)).json()
+                                         weekBounds: options.week?.bounds(in: options.timeZone)).bytes(in: options.format)
             // Every output is complete on disk before any replaces its target.
             try document?.write(bytes)
             try stats?.write(JokeStats.ndjson(result.tally))

@@ -18,7 +18,7 @@ public enum InvalidRecord: Error, Sendable, Equatable {
         case .missingRating: "no rating"
         case .ratingNotNumber: "rating is not a number"
         case .ratingOutOfRange: "rating is not between 1 and 5"
-        case .missingTimestamp: "no timestamp (needed by --as-of)"
+        case .missingTimestamp: "no timestamp (needed by --as-of/--since)"
         case .unreadableTimestamp: "timestamp is not an RFC 3339 string or a {seconds, nanoseconds} object"
         case .missingDeviceID: "no string device_id (needed by --dedupe device)"
         case .missingEventID: "no string id (needed by --dedupe id)"

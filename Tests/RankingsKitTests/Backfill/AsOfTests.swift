@@ -93,7 +93,7 @@ struct AsOfTests {
             + Backfill.event("b", "5") + Backfill.event("c", "1", timestamp: "{\"_seconds\": \"x\"}")
         let strict = try Backfill.run(["--as-of", Self.cutOff], files: [("a.ndjson", input)])
         #expect(strict.status == 65)
-        #expect(strict.stderr.contains("a.ndjson:2: invalid record: no timestamp (needed by --as-of)"), "\(strict.stderr)")
+        #expect(strict.stderr.contains("a.ndjson:2: invalid record: no timestamp (needed by --as-of/--since)"), "\(strict.stderr)")
         #expect(strict.stderr.contains("a.ndjson:3: invalid record: timestamp is not"), "\(strict.stderr)")
         let tolerant = try Backfill.run(["--as-of", Self.cutOff, "--max-invalid", "2"], files: [("a.ndjson", input)])
         #expect(tolerant.status == 0, "\(tolerant.stderr)")

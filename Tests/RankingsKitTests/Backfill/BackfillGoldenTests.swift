@@ -20,6 +20,7 @@ struct BackfillGoldenTests {
     static let goldens: [Golden] = [
         Golden(file: "week-2025-W42.json", arguments: ["--week", "2025-W42"]),
         Golden(file: "as-of-2025-06-01.json", arguments: ["--as-of", "2025-06-01T00:00:00Z"]),
+        Golden(file: "since-30d.json", arguments: ["--since", "-30d"]),
         Golden(file: "dedupe-device.json", arguments: ["--dedupe", "device"]),
         Golden(file: "../expected/all_time.json", arguments: [], stats: "stats.ndjson"),
         Golden(file: "week-2025-W42.dedupe-device.json", arguments: ["--week", "2025-W42", "--dedupe", "device"],
@@ -55,6 +56,8 @@ struct BackfillGoldenTests {
     @Test func sampleReportCounts() throws {
         let cases: [([String], [Int?])] = [
             (["--as-of", "2025-06-01T00:00:00Z"], [5000, 2376, 2624, 0, 0]),
+            (["--since", "-30d"], [5000, 305, 4695, 0, 0]),
+            (["--since", "2026-01-19T05:00:00Z"], [5000, 305, 4695, 0, 0]),
             (["--week", "2025-W42"], [5000, 90, 4910, 0, 0]),
             (["--dedupe", "device"], [5000, 4577, 0, 423, 0]),
             (["--dedupe", "id"], [5000, 5000, 0, 0, 0]),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The promise that ties the two commands together: every document `rankings aggregate` writes
-/// passes `rankings check` with the same `--top`.
+/// passes `rankings check` with the same `--top` and `--format`.
 @Suite("Check: every document aggregate writes passes")
 struct AggregateOutputCheckTests {
     struct Input: Sendable, CustomTestStringConvertible {
@@ -27,15 +27,17 @@ struct AggregateOutputCheckTests {
 
     @Test("aggregate then check exits 0", arguments: inputs, tops)
     func aggregatedDocumentPasses(_ input: Input, top: Int) throws {
-        try ScratchDirectory.with { dir in
-            let document = dir.path("doc.json")
-            let source = RankingsBinary.packageRoot.appendingPathComponent(input.path).path
-            let aggregate = try RankingsBinary.run(["aggregate", "-q", "--computed-at", fixedComputedAt, "--top", String(top),
-                                                    "-o", document] + input.extraArguments + [source])
-            try #require(aggregate.status == 0, "aggregate failed: \(aggregate.stderrText)")
-            let check = try RankingsBinary.run(["check", "-q", "--top", String(top), document])
-            #expect(check.status == 0)
-            #expect(check.stderrText == "")
+        for format in ["json", "firestore"] {
+            try ScratchDirectory.with { dir in
+                let document = dir.path("doc.json")
+                let source = RankingsBinary.packageRoot.appendingPathComponent(input.path).path
+                let aggregate = try RankingsBinary.run(["aggregate", "-q", "--computed-at", fixedComputedAt, "--top", String(top),
+                                                        "--format", format, "-o", document] + input.extraArguments + [source])
+                try #require(aggregate.status == 0, "aggregate failed: \(aggregate.stderrText)")
+                let check = try RankingsBinary.run(["check", "-q", "--top", String(top), "--format", format, document])
+                #expect(check.status == 0, "\(format)")
+                #expect(check.stderrText == "", "\(format)")
+            }
         }
     }
 
