@@ -184,6 +184,12 @@ struct MetricsTests {
         }
     }
 
+    @Test func helpMentionsTheSafetyNet() throws {
+        let text = try RankingsBinary.run(["aggregate", "--help"]).stdoutText
+        #expect(text.contains("--metrics PATH"))
+        #expect(text.contains("--max-drop PERCENT"))
+    }
+
     @Test func metricsMustBeItsOwnFile() throws {
         try ScratchDirectory.with { dir in
             try prepare(dir)
