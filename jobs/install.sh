@@ -20,8 +20,10 @@
 #   $SYSCONFDIR/rankings.conf
 #   $SYSCONFDIR/systemd/system/rankings.service
 #   $SYSCONFDIR/systemd/system/rankings.timer
+#   $SYSCONFDIR/systemd/system/rankings-publish.service
 #   $SYSCONFDIR/cron.d/rankings
 #   $SYSCONFDIR/sysusers.d/rankings.conf
+#   $SYSCONFDIR/tmpfiles.d/rankings.conf
 set -euo pipefail
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,9 +39,11 @@ files=(
     "jobs/rankings.conf      $sysconfdir/rankings.conf                  0644"
     "jobs/rankings.service   $sysconfdir/systemd/system/rankings.service 0644"
     "jobs/rankings.timer     $sysconfdir/systemd/system/rankings.timer   0644"
+    "jobs/rankings-publish.service $sysconfdir/systemd/system/rankings-publish.service 0644"
     "cron/rankings           $sysconfdir/cron.d/rankings                 0644"
     "cron/rankings-cron      $libexecdir/rankings-cron                   0755"
     "jobs/rankings.sysusers  $sysconfdir/sysusers.d/rankings.conf        0644"
+    "jobs/rankings.tmpfiles  $sysconfdir/tmpfiles.d/rankings.conf        0644"
 )
 config=$sysconfdir/rankings.conf
 
@@ -99,6 +103,10 @@ create_account() {
             --shell /usr/sbin/nologin rankings
     fi
     install -d -o rankings -g rankings -m 0755 /var/lib/rankings
+    # Write access to node_exporter's textfile directory, if it is there.
+    if command -v systemd-tmpfiles >/dev/null; then
+        systemd-tmpfiles --create "$sysconfdir/tmpfiles.d/rankings.conf" || true
+    fi
 }
 
 uninstall_all() {

@@ -27,6 +27,12 @@ enum AggregateCommand {
       --threads N         threads to use (default: the cores available)
       -q, --quiet         no summary line on stderr
 
+    Safety net (see "Run it every day" in the README):
+      --metrics PATH      write the run's outcome for node_exporter's textfile collector, on
+                          success and failure; an empty PATH writes nothing
+      --max-drop PERCENT  fail (65) rather than replace the --output document with one for the
+                          same week_id whose hilarious + horrible total is more than PERCENT lower
+
     Backfill:
       --as-of TIME        count only events whose timestamp is at or before TIME (RFC 3339)
       --since TIME        count only events whose timestamp is at or after TIME: RFC 3339, or
@@ -107,6 +113,16 @@ enum AggregateCommand {
             case "--stats":
                 options.statsPath = try args.value(for: option)
                 if options.statsPath!.isEmpty { throw .usage("--stats needs a path") }
+            case "--metrics":
+                let path = try args.value(for: option)
+                // Empty means none, so a configuration can leave RANKINGS_METRICS blank.
+                options.metricsPath = path.isEmpty ? nil : path
+            case "--max-drop":
+                let text = try args.value(for: option)
+                guard let maxDrop = MaxDrop(text) else {
+                    throw .usage("--max-drop takes a percentage from 0 to 100 with at most \(MaxDrop.decimals) decimals, like 1 or 0.5, not '\(text)'")
+                }
+                options.maxDrop = maxDrop
             case "--threads":
                 options.threads = try args.integer(for: option, in: 1...1024)
             case "-q", "--quiet":
@@ -118,8 +134,9 @@ enum AggregateCommand {
         }
         if let since { options.selection.since = try resolveSince(since, options) }
         options.inputs = try args.inputs(named: "INPUT")
-        let paths = [options.output, options.reportPath, options.statsPath].compactMap { $0 }
-        if Set(paths).count < paths.count { throw .usage("--output, --report and --stats must name different files") }
+        let paths = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
+        if Set(paths).count < paths.count { throw .usage("--output, --report, --stats and --metrics must name different files") }
+        if options.maxDrop != nil && options.output == nil { throw .usage("--max-drop compares with the --output document; give --output") }
         options.progress = Terminal.stderrIsTerminal && !options.quiet
         return options
     }

@@ -13,8 +13,10 @@ import Testing
         "etc/rankings.conf",
         "etc/systemd/system/rankings.service",
         "etc/systemd/system/rankings.timer",
+        "etc/systemd/system/rankings-publish.service",
         "etc/cron.d/rankings",
         "etc/sysusers.d/rankings.conf",
+        "etc/tmpfiles.d/rankings.conf",
         "usr/local/bin/rankings",
         "usr/local/libexec/rankings-cron",
     ]
@@ -83,10 +85,18 @@ import Testing
             try FileManager.default.createDirectory(at: stage.url("usr/lib/systemd"),
                                                     withIntermediateDirectories: true)
             #expect(try Command.run("/bin/cp", ["-a", hostUnits, stage.url("usr/lib/systemd").path]).status == 0)
+            // verify also checks that each command exists under the root: the publish unit's
+            // /bin/sh and /usr/bin/env are on every Debian system, but not in the staging root.
+            for tool in ["bin/sh", "usr/bin/env"] {
+                try FileManager.default.createDirectory(at: stage.url(tool).deletingLastPathComponent(),
+                                                        withIntermediateDirectories: true)
+                #expect(try Command.run("/bin/cp", ["/" + tool, stage.url(tool).path]).status == 0)
+            }
 
             // verify only warns about unknown keys and bad values, so silence is the real pass mark.
             let verify = try Command.run("systemd-analyze",
-                                         ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer"])
+                                         ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer",
+                                          "rankings-publish.service"])
             #expect(verify.status == 0)
             #expect(verify.stdoutText + verify.stderrText == "")
         }

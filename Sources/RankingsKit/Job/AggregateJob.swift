@@ -22,6 +22,10 @@ public struct AggregateOptions: Sendable {
     public var format = DocumentFormat.json
     /// Show a progress line (the front end sets it when stderr is a terminal).
     public var progress = false
+    /// `--metrics PATH`: the run's outcome for node_exporter (see `MetricsFile`).
+    public var metricsPath: String?
+    /// `--max-drop PERCENT`: refuse to replace `output` with a document that lost votes.
+    public var maxDrop: MaxDrop?
 
     public init(computedAt: Timestamp) { self.computedAt = computedAt }
 
@@ -41,7 +45,9 @@ public struct JobOutput {
 
 /// `rankings aggregate`: inputs to rankings document, never leaving a partial output behind.
 public enum AggregateJob {
-    public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
+    /// The run itself; `run` wraps it to record the outcome in `--metrics`, which learns the
+    /// counts through `facts`.
+    static func produce(_ options: AggregateOptions, output: JobOutput, facts: RunFacts) throws(JobError) {
         let started = Clock.now
         let files: [InputFile]
         do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
@@ -87,6 +93,7 @@ public enum AggregateJob {
         summary.badLines = result.badLineCount
         summary.distinctJokes = result.tally.countedJokes
         summary.inputBytes = result.inputBytes
+        facts.summary = summary
 
         var dataError: String?
         if result.badLineCount > options.maxInvalid {
@@ -95,6 +102,14 @@ public enum AggregateJob {
             let why = result.validEvents == 0 ? "no valid events in the input"
                 : "no events left after --as-of/--since/--week (\(result.filteredOut) left out)"
             dataError = why + "; nothing written (--allow-empty writes an empty document)"
+        }
+        if dataError == nil {
+            facts.documentTotals = (totals.hilarious, totals.horrible)
+            if let maxDrop = options.maxDrop, let path = options.output {
+                dataError = ShrinkGuard.refusal(replacing: path, weekID: options.week?.id ?? "all_time",
+                                                hilarious: totals.hilarious, horrible: totals.horrible,
+                                                maxDrop: maxDrop, warn: output.stderr)
+            }
         }
         summary.exitStatus = dataError == nil ? 0 : 65
         summary.seconds = Clock.seconds(since: started)

@@ -1,0 +1,27 @@
+/// What a run learned before it ended, for `--metrics`, whether it ends well or not.
+final class RunFacts {
+    /// Set once the inputs have been read to the end.
+    var summary: RunSummary?
+    /// Set once the document exists in memory (it may still be refused by `--max-drop`).
+    var documentTotals: (hilarious: Int, horrible: Int)?
+}
+
+extension AggregateJob {
+    /// Runs the job and, with `--metrics`, records its outcome on every exit status the job
+    /// itself reports. Usage errors (64) never reach here: with a wrong command line the path
+    /// itself may be wrong, and the previous file keeps aging, which is what the alerts watch.
+    public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
+        let started = Clock.now
+        let facts = RunFacts()
+        var failure: JobError?
+        do { try produce(options, output: output, facts: facts) } catch { failure = error }
+        if let path = options.metricsPath {
+            var metrics = RunMetrics(endedAt: WallClock.seconds, durationSeconds: Clock.seconds(since: started),
+                                     exitStatus: failure?.exitStatus ?? 0)
+            metrics.summary = facts.summary
+            metrics.documentTotals = facts.documentTotals
+            if let warning = MetricsFile.write(metrics, to: path) { output.stderr(warning) }
+        }
+        if let failure { throw failure }
+    }
+}

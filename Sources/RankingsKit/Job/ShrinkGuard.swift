@@ -1,0 +1,106 @@
+import Glibc
+
+/// `--max-drop PERCENT`: the largest fall, in percent of the old total, that a run may make in
+/// `total_hilarious_ratings + total_horrible_ratings` of the document it replaces.
+///
+/// Kept as an exact count of millionths of a percent, so "exactly PERCENT" and "just over"
+/// are decided without rounding.
+public struct MaxDrop: Sendable, Equatable {
+    public static let decimals = 6
+    static let scale: Int64 = 1_000_000
+    let micropercent: Int64
+    /// As given on the command line, for messages.
+    public let text: String
+
+    /// `0` to `100`, with at most six decimals (`1`, `0.5`, `2.25`); nil for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let digits: (Substring) -> Bool = { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
+        guard digits(parts[0]), parts[0].count <= 3 else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard parts.count == 1 || (digits(parts[1]) && fraction.count <= Self.decimals) else { return nil }
+        fraction += String(repeating: "0", count: Self.decimals - fraction.count)
+        guard let whole = Int64(parts[0]), let part = Int64(fraction) else { return nil }
+        micropercent = whole * Self.scale + part
+        guard micropercent <= 100 * Self.scale else { return nil }
+        self.text = text
+    }
+
+    /// Whether going from `old` to `new` loses more than the allowed share of `old`.
+    func exceeded(old: Int64, new: Int64) -> Bool {
+        guard new < old else { return false }
+        return Int128(old - new) * 100 * Int128(Self.scale) > Int128(micropercent) * Int128(old)
+    }
+}
+
+/// Refuses to replace the document at `--output` with one that has lost votes.
+///
+/// All-time totals only grow in normal operation, so a large fall means a half-written export
+/// or an exporter pointed at the wrong place, and the app would show the smaller, wrong
+/// leaderboard. Only a document for the same `week_id` is compared: a weekly run replacing the
+/// all-time document, or the reverse, is a different leaderboard, not a shrunken one.
+public enum ShrinkGuard {
+    /// The reason to refuse the run (status 65), or nil to go ahead. `warn` hears why the old
+    /// document could not be compared.
+    public static func refusal(replacing path: String, weekID: String, hilarious: Int, horrible: Int,
+                               maxDrop: MaxDrop, warn: (String) -> Void) -> String? {
+        let old: (weekID: [UInt8], total: Int64)
+        switch previous(path) {
+        case .absent:
+            return nil
+        case .unusable(let why):
+            // A corrupt document must not block every night to come; the new one replaces it.
+            warn("rankings: warning: --max-drop: cannot compare with \(path) (\(why)); replacing it")
+            return nil
+        case .document(let id, let total):
+            old = (id, total)
+        }
+        let new = Int64(hilarious + horrible)
+        guard old.weekID == Array(weekID.utf8), maxDrop.exceeded(old: old.total, new: new) else { return nil }
+        let hundredths = Int128(old.total - new) * 10_000 / Int128(old.total)
+        let percent = "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+        return "--max-drop \(maxDrop.text): the new document has \(new) ratings (total_hilarious_ratings + "
+            + "total_horrible_ratings), \(percent)% fewer than the \(old.total) in \(path) (week_id \(weekID)); "
+            + "nothing written. If the drop is real, see \"Accepting a drop\" in the README"
+    }
+
+    enum Previous {
+        case absent
+        case unusable(String)
+        case document(weekID: [UInt8], total: Int64)
+    }
+
+    static func previous(_ path: String) -> Previous {
+        var st = stat()
+        if stat(path, &st) != 0 && errno == ENOENT { return .absent }
+        let bytes: [UInt8]
+        do {
+            bytes = try DocumentFile.read(path)
+        } catch {
+            switch error {
+            case .cannotOpen(_, let reason), .readFailed(_, let reason), .corruptGzip(_, let reason):
+                return .unusable(reason)
+            }
+        }
+        if bytes.count > DocumentChecker.maximumSize { return .unusable("larger than a rankings document") }
+        let root: JSONValue
+        do { root = try JSONParser.parse(bytes) } catch { return .unusable("not JSON: \(error.reason) at byte \(error.offset)") }
+        guard case .object(let members) = root.kind else { return .unusable("not a JSON object") }
+        // Of duplicate keys the last counts, as `rankings check` reads them.
+        var fields: [[UInt8]: JSONValue.Kind] = [:]
+        for member in members { fields[member.key] = member.value.kind }
+        guard case .string(let weekID)? = fields[Array("week_id".utf8)] else { return .unusable("no string week_id") }
+        var total: Int64 = 0
+        for key in ["total_hilarious_ratings", "total_horrible_ratings"] {
+            guard case .number(let text)? = fields[Array(key.utf8)],
+                  text.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  let n = Int64(String(decoding: text, as: UTF8.self)) else {
+                return .unusable("\(key) is not a whole number")
+            }
+            let (sum, overflow) = total.addingReportingOverflow(n)
+            if overflow { return .unusable("totals too large") }
+            total = sum
+        }
+        return .document(weekID: weekID, total: total)
+    }
+}
