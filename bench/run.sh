@@ -11,10 +11,15 @@
 # Usage: bench/run.sh [--size 1G] [--runs 5] [--jq-runs 1] [--shards 8]
 #                     [--threads 2] [--seed 1] [--big] [--no-reference]
 #                     [--scratch-path .build] [--no-build] [--without-rankings]
+#                     [--binary PATH] [--baseline PATH]
+#
+# --binary times that rankings (the shipped one: jobs/build-binary.sh) instead
+# of building one; --baseline adds rows for a second rankings (an earlier
+# version, say) on the plain input, checked and timed in the same rounds.
 set -euo pipefail
 
 size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
-big=no reference=yes scratch=.build build=yes with_rankings=yes
+big=no reference=yes scratch=.build build=yes with_rankings=yes binary= baseline=
 computed_at=2026-01-01T00:00:00Z
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -30,6 +35,8 @@ while [ $# -gt 0 ]; do
     --no-reference) reference=no; shift ;;
     --scratch-path) scratch=$2; shift 2 ;;
     --no-build) build=no; shift ;;
+    --binary) binary=$2; build=no; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
     # For trying the harness while the Swift tool does not build.
     --without-rankings) with_rankings=no; shift ;;
     -h|--help) usage ;;
@@ -63,7 +70,7 @@ if ! "$venv/bin/python" -c 'import duckdb' 2>/dev/null; then
   "$venv/bin/pip" install -q duckdb >&2
 fi
 
-rankings=$root/$scratch/release/rankings
+rankings=${binary:-$root/$scratch/release/rankings}
 if [ $with_rankings = yes ] && [ $build = yes ]; then
   log "building rankings (release, scratch path $scratch)"
   (cd "$root" && swift build -c release --scratch-path "$scratch" >&2)
@@ -138,6 +145,12 @@ if [ $with_rankings = yes ]; then
   add "$plain_label" "rankings aggregate" "$runs" byte "--threads $threads" "$ours_plain"
   add "$plain_label" "rankings aggregate --threads 1" "$runs" byte "" \
     "$(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  if [ -n "$baseline" ]; then
+    add "$plain_label" "baseline rankings aggregate" "$runs" byte "--threads $threads; $(q "$baseline")" \
+      "$(q "$baseline") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain")"
+    add "$plain_label" "baseline rankings aggregate --threads 1" "$runs" byte "" \
+      "$(q "$baseline") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  fi
   # --dedupe device arrives later; a binary that does not know it says 64.
   set +e
   "$rankings" aggregate -q --dedupe device --computed-at "$computed_at" "$bench/../sample-data/rating_events.ndjson" >/dev/null 2>&1

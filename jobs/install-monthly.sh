@@ -9,6 +9,7 @@
 #   $SYSCONFDIR/systemd/system/rankings.service.d/monthly.conf  second run of the systemd job
 #   $SYSCONFDIR/cron.d/rankings-monthly                          second cron line
 #   $SYSCONFDIR/rankings-monthly.conf                            its settings, for cron
+#   $SYSCONFDIR/systemd/system/rankings-publish.service.d/monthly.conf  publishes it too
 set -euo pipefail
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +22,7 @@ files=(
     "cron/rankings-monthly.conf        $config"
     "jobs/rankings-monthly.service.conf $sysconfdir/systemd/system/rankings.service.d/monthly.conf"
     "cron/rankings-monthly              $sysconfdir/cron.d/rankings-monthly"
+    "jobs/rankings-monthly-publish.conf $sysconfdir/systemd/system/rankings-publish.service.d/monthly.conf"
 )
 
 render() {
@@ -61,7 +63,8 @@ uninstall_all() {
         rm -f -- "$destdir$target"
         echo "removed $target"
     done
-    rmdir -- "$destdir$sysconfdir/systemd/system/rankings.service.d" 2>/dev/null || true
+    rmdir -- "$destdir$sysconfdir/systemd/system/rankings.service.d" \
+        "$destdir$sysconfdir/systemd/system/rankings-publish.service.d" 2>/dev/null || true
     reload
 }
 

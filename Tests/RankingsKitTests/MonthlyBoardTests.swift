@@ -11,6 +11,7 @@ import Testing
         "etc/rankings-monthly.conf",
         "etc/systemd/system/rankings.service.d/monthly.conf",
         "etc/cron.d/rankings-monthly",
+        "etc/systemd/system/rankings-publish.service.d/monthly.conf",
     ]
 
     static func installMonthly(_ stage: Staging, _ arguments: [String] = ["install"]) throws -> SchedulingTests.Command.Result {
@@ -29,15 +30,17 @@ import Testing
         return url
     }
 
-    @Test func installsThreeFilesBesideTheDailyJobAndUninstallsThem() throws {
+    @Test func installsItsFilesBesideTheDailyJobAndUninstallsThem() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
             let install = try Self.installMonthly(stage)
             #expect(install.status == 0, "\(install.stderrText)")
             #expect(try stage.files() == SchedulingTests.documentedFiles.union(Self.monthlyFiles))
             let dropIn = try stage.text("etc/systemd/system/rankings.service.d/monthly.conf")
-            #expect(dropIn.contains("\nExecStart=/usr/local/bin/rankings aggregate $RANKINGS_FLAGS --since -30d "
+            #expect(dropIn.contains("\nExecStart=/usr/local/bin/rankings aggregate $RANKINGS_FLAGS --max-drop 100 --since -30d "
                 + "--output /var/lib/rankings/monthly.json ${RANKINGS_EXPORTS}\n"))
+            #expect(try stage.text("etc/systemd/system/rankings-publish.service.d/monthly.conf")
+                .contains("\nExecStart=/usr/bin/env $RANKINGS_PUBLISH /var/lib/rankings/monthly.json\n"))
             #expect(try stage.text("etc/cron.d/rankings-monthly")
                 .contains("\nCRON_TZ=America/New_York\n0 0 * * * rankings /usr/local/libexec/rankings-cron /etc/rankings-monthly.conf\n"))
             for name in Self.monthlyFiles {
@@ -52,12 +55,10 @@ import Testing
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
             #expect(try Self.installMonthly(stage).status == 0)
-            let hostUnits = try #require(["/usr/lib/systemd/system", "/lib/systemd/system"]
-                .first { FileManager.default.fileExists(atPath: $0) })
-            try FileManager.default.createDirectory(at: stage.url("usr/lib/systemd"), withIntermediateDirectories: true)
-            #expect(try SchedulingTests.Command.run("/bin/cp", ["-a", hostUnits, stage.url("usr/lib/systemd").path]).status == 0)
+            try stage.prepareForVerify()
             let verify = try SchedulingTests.Command.run(
-                "systemd-analyze", ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer"])
+                "systemd-analyze", ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer",
+                                    "rankings-publish.service"])
             #expect(verify.status == 0)
             #expect(verify.stdoutText + verify.stderrText == "")
         }
@@ -112,7 +113,7 @@ import Testing
             #expect(month.status == 0, "\(stage.log())")
             let calls = try fake.calls()
             #expect(calls.count == 2)
-            #expect(calls.last == "aggregate --max-invalid 5 --since -30d --output \(stage.url("out/monthly.json").path) "
+            #expect(calls.last == "aggregate --max-invalid 5 --max-drop 100 --since -30d --output \(stage.url("out/monthly.json").path) "
                 + stage.url("exports").path)
 
             try fake.release()

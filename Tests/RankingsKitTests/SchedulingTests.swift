@@ -77,21 +77,7 @@ import Testing
     @Test func systemdAcceptsTheInstalledUnits() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
-            // The units' default dependencies (sysinit.target and friends) come from the host's
-            // systemd; without them verify fails on the staging root before reaching our units.
-            let systemUnits = ["/usr/lib/systemd/system", "/lib/systemd/system"]
-                .first { FileManager.default.fileExists(atPath: $0) }
-            let hostUnits = try #require(systemUnits, "no systemd unit directory on this machine")
-            try FileManager.default.createDirectory(at: stage.url("usr/lib/systemd"),
-                                                    withIntermediateDirectories: true)
-            #expect(try Command.run("/bin/cp", ["-a", hostUnits, stage.url("usr/lib/systemd").path]).status == 0)
-            // verify also checks that each command exists under the root: the publish unit's
-            // /bin/sh and /usr/bin/env are on every Debian system, but not in the staging root.
-            for tool in ["bin/sh", "usr/bin/env"] {
-                try FileManager.default.createDirectory(at: stage.url(tool).deletingLastPathComponent(),
-                                                        withIntermediateDirectories: true)
-                #expect(try Command.run("/bin/cp", ["/" + tool, stage.url(tool).path]).status == 0)
-            }
+            try stage.prepareForVerify()
 
             // verify only warns about unknown keys and bad values, so silence is the real pass mark.
             let verify = try Command.run("systemd-analyze",
@@ -402,6 +388,27 @@ extension SchedulingTests {
             process.waitUntilExit()
             group.wait()
             return Result(status: process.terminationStatus, stdout: out, stderr: err)
+        }
+    }
+}
+
+extension SchedulingTests.Staging {
+    /// Gives the staging root what `systemd-analyze verify --root` looks for outside our units.
+    func prepareForVerify() throws {
+        // The units' default dependencies (sysinit.target and friends) come from the host's
+        // systemd; without them verify fails on the staging root before reaching our units.
+        let systemUnits = ["/usr/lib/systemd/system", "/lib/systemd/system"]
+            .first { FileManager.default.fileExists(atPath: $0) }
+        let hostUnits = try #require(systemUnits, "no systemd unit directory on this machine")
+        try FileManager.default.createDirectory(at: url("usr/lib/systemd"),
+                                                withIntermediateDirectories: true)
+        #expect(try SchedulingTests.Command.run("/bin/cp", ["-a", hostUnits, url("usr/lib/systemd").path]).status == 0)
+        // verify also checks that each command exists under the root: the publish unit's
+        // /bin/sh and /usr/bin/env are on every Debian system, but not in the staging root.
+        for tool in ["bin/sh", "usr/bin/env"] {
+            try FileManager.default.createDirectory(at: url(tool).deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            #expect(try SchedulingTests.Command.run("/bin/cp", ["/" + tool, url(tool).path]).status == 0)
         }
     }
 }

@@ -83,8 +83,10 @@ public enum ShrinkGuard {
             }
         }
         if bytes.count > DocumentChecker.maximumSize { return .unusable("larger than a rankings document") }
-        let root: JSONValue
-        do { root = try JSONParser.parse(bytes) } catch { return .unusable("not JSON: \(error.reason) at byte \(error.offset)") }
+        do { _ = try JSONParser.parse(bytes) } catch { return .unusable("not JSON: \(error.reason) at byte \(error.offset)") }
+        // Either format reads back the same: a `--format firestore` body is unwrapped to the
+        // document's shape, so switching formats does not disarm the guard.
+        guard let root = DocumentContent.read(bytes) else { return .unusable("a Firestore body with broken typing") }
         guard case .object(let members) = root.kind else { return .unusable("not a JSON object") }
         // Of duplicate keys the last counts, as `rankings check` reads them.
         var fields: [[UInt8]: JSONValue.Kind] = [:]

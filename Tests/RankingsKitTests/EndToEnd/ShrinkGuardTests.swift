@@ -153,6 +153,23 @@ struct ShrinkGuardTests {
         }
     }
 
+    /// The guard reads back what `--format firestore` wrote: switching formats must not disarm it.
+    @Test func aFirestoreBodyIsComparedLikeTheDocument() throws {
+        try ScratchDirectory.with { dir in
+            let old = try dir.write("old.ndjson", Self.export(hilarious: 600, horrible: 400))
+            let first = try RankingsBinary.run(["aggregate", "-q", "--format", "firestore", "-o", dir.path("doc.json"), old])
+            #expect(first.status == 0, "\(first.stderrText)")
+            let body = try dir.read("doc.json")
+            let refused = try Self.run(dir, maxDrop: "1", hilarious: 600, horrible: 389, extra: ["--format", "firestore"])
+            #expect(refused.status == 65)
+            #expect(refused.stderrText.contains("the new document has 989 ratings"), "\(refused.stderrText)")
+            #expect(refused.stderrText.contains("fewer than the 1000 in"), "\(refused.stderrText)")
+            #expect(try dir.read("doc.json") == body)
+            let accepted = try Self.run(dir, maxDrop: "1", hilarious: 600, horrible: 390, extra: ["--format", "firestore"])
+            #expect(accepted.status == 0, "\(accepted.stderrText)")
+        }
+    }
+
     @Test func withoutTheOptionNothingIsCompared() throws {
         try ScratchDirectory.with { dir in
             try dir.write("doc.json", Self.document(weekID: "all_time", hilarious: 600, horrible: 400))
