@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// What `rankings aggregate` was asked to do, already parsed and checked.
 public struct AggregateOptions: Sendable {
@@ -10,21 +10,19 @@ public struct AggregateOptions: Sendable {
     public var allowEmpty = false
     public var reportPath: String?
     public var quiet = false
-    public var threads: Int = AggregateOptions.availableCores
+    public var threads: Int = AvailableCores.count
     /// `--as-of`, `--week`, `--dedupe`.
     public var selection = EventSelection()
-    /// With `--week`: the week, and the zone whose clocks bound it.
+    /// With `--week`: the week, and the zone whose clocks bound it (nil: America/New_York,
+    /// read from the tz database only when a week needs it).
     public var week: ISOWeek?
-    public var timeZone: TimeZone = TimeZone(identifier: "America/New_York")!
+    public var timeZone: IANAZone?
     /// `--stats PATH`: per-joke counts as NDJSON.
     public var statsPath: String?
     /// Show a progress line (the front end sets it when stderr is a terminal).
     public var progress = false
 
     public init(computedAt: Timestamp) { self.computedAt = computedAt }
-
-    /// Cores this process may use (Foundation honours the CPU affinity mask and cgroup quota).
-    public static var availableCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 }
 
 /// Where a job's text goes; the front end points these at the real streams, tests at buffers.
@@ -41,6 +39,13 @@ public struct JobOutput {
 public enum AggregateJob {
     public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
         let started = Clock.now
+        var weekBounds: (start: Timestamp, end: Timestamp)?
+        if let week = options.week {
+            guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
+                throw .usage(IANAZone.unknownMessage(IANAZone.defaultIdentifier))
+            }
+            weekBounds = week.bounds(in: zone)
+        }
         let files: [InputFile]
         do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
         defer { for file in files where file.fd > 2 { close(file.fd) } }
@@ -109,7 +114,7 @@ public enum AggregateJob {
             let rankings = Rankings(result.tally, top: options.top)
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
-                                         weekBounds: options.week?.bounds(in: options.timeZone)).json()
+                                         weekBounds: weekBounds).json()
             // Every output is complete on disk before any replaces its target.
             try document?.write(bytes)
             try stats?.write(JokeStats.ndjson(result.tally))
