@@ -39,8 +39,11 @@ public struct IANAZone: Sendable {
         return "/usr/share/zoneinfo"
     }
 
-    /// Relative, made of non-empty parts of letters, digits, `_`, `-`, `+` (so no `.` or `..`).
+    /// Relative, made of non-empty parts of letters, digits, `_`, `-`, `+` (so no `.` or `..`);
+    /// not `localtime` (a link to this machine's /etc/localtime) or `posixrules` (a compiler
+    /// default): they name no zone, and Foundation refused them too.
     static func isZoneName(_ name: String) -> Bool {
+        if name == "localtime" || name == "posixrules" { return false }
         let parts = name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         return parts.allSatisfy { part in
             !part.isEmpty && part.allSatisfy { c in
