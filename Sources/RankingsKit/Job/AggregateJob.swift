@@ -10,7 +10,7 @@ public struct AggregateOptions: Sendable {
     public var allowEmpty = false
     public var reportPath: String?
     public var quiet = false
-    public var threads: Int = AvailableCores.count
+    public var threads: Int = AggregateOptions.availableCores
     /// `--as-of`, `--week`, `--dedupe`.
     public var selection = EventSelection()
     /// With `--week`: the week, and the zone whose clocks bound it (nil: America/New_York,
@@ -23,6 +23,9 @@ public struct AggregateOptions: Sendable {
     public var progress = false
 
     public init(computedAt: Timestamp) { self.computedAt = computedAt }
+
+    /// Cores this process may use (the affinity mask, capped by the cgroup CPU quota).
+    public static var availableCores: Int { AvailableCores.count }
 }
 
 /// Where a job's text goes; the front end points these at the real streams, tests at buffers.

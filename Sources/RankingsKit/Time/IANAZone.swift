@@ -40,10 +40,13 @@ public struct IANAZone: Sendable {
     }
 
     /// Relative, made of non-empty parts of letters, digits, `_`, `-`, `+` (so no `.` or `..`);
-    /// not `localtime` (a link to this machine's /etc/localtime) or `posixrules` (a compiler
-    /// default): they name no zone, and Foundation refused them too.
+    /// not `localtime` (a link to this machine's /etc/localtime), `posixrules` (a compiler
+    /// default) or the `posix/` and `right/` copies of the database: they name no zone of their
+    /// own, and Foundation refused them too.
     static func isZoneName(_ name: String) -> Bool {
-        if name == "localtime" || name == "posixrules" { return false }
+        if name == "localtime" || name == "posixrules" || name.hasPrefix("posix/") || name.hasPrefix("right/") {
+            return false
+        }
         let parts = name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         return parts.allSatisfy { part in
             !part.isEmpty && part.allSatisfy { c in
