@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The speed benchmark behind the figures in bench/README.md.
 #
-# Builds the release binary, makes deterministic exports under bench/data/
+# Builds the release binary that ships (jobs/build-binary.sh: the Swift runtime
+# linked in, stripped), makes deterministic exports under bench/data/
 # (git-ignored, reused when present), installs the other tools it compares
 # against, then times every tool on the same input, alternating tools within
 # each round so that a slow moment of the machine does not land on one tool.
@@ -10,16 +11,17 @@
 #
 # Usage: bench/run.sh [--size 1G] [--runs 5] [--jq-runs 1] [--shards 8]
 #                     [--threads 2] [--seed 1] [--big] [--no-reference]
-#                     [--scratch-path .build] [--no-build] [--without-rankings]
+#                     [--scratch-path DIR] [--no-build] [--without-rankings]
 #                     [--binary PATH] [--baseline PATH]
 #
-# --binary times that rankings (the shipped one: jobs/build-binary.sh) instead
-# of building one; --baseline adds rows for a second rankings (an earlier
-# version, say) on the plain input, checked and timed in the same rounds.
+# --scratch-path DIR times a plain `swift build -c release` in DIR instead;
+# --binary times that rankings without building one; --baseline adds rows for
+# a second rankings (an earlier version, say) on the plain input, checked and
+# timed in the same rounds.
 set -euo pipefail
 
 size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
-big=no reference=yes scratch=.build build=yes with_rankings=yes binary= baseline=
+big=no reference=yes scratch= build=yes with_rankings=yes binary= baseline=
 computed_at=2026-01-01T00:00:00Z
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -70,10 +72,20 @@ if ! "$venv/bin/python" -c 'import duckdb' 2>/dev/null; then
   "$venv/bin/pip" install -q duckdb >&2
 fi
 
-rankings=${binary:-$root/$scratch/release/rankings}
-if [ $with_rankings = yes ] && [ $build = yes ]; then
-  log "building rankings (release, scratch path $scratch)"
-  (cd "$root" && swift build -c release --scratch-path "$scratch" >&2)
+if [ -n "$binary" ]; then
+  rankings=$binary
+elif [ -n "$scratch" ]; then
+  rankings=$root/$scratch/release/rankings
+  if [ $with_rankings = yes ] && [ $build = yes ]; then
+    log "building rankings (release, scratch path $scratch)"
+    (cd "$root" && swift build -c release --scratch-path "$scratch" >&2)
+  fi
+else
+  rankings=$root/.build-release/self-contained/rankings
+  if [ $with_rankings = yes ] && [ $build = yes ]; then
+    log "building rankings (self-contained release, jobs/build-binary.sh)"
+    "$root/jobs/build-binary.sh" > /dev/null
+  fi
 fi
 
 # ---- data ------------------------------------------------------------------

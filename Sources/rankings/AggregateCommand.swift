@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import RankingsKit
 
 /// `rankings aggregate`: parses its flags and hands the work to `AggregateJob`.
@@ -99,9 +99,7 @@ enum AggregateCommand {
                 options.selection.weekID = Array(text.utf8)
             case "--time-zone":
                 let text = try args.value(for: option)
-                guard let zone = TimeZone(identifier: text) else {
-                    throw .usage("--time-zone takes an IANA zone like America/New_York, not '\(text)'")
-                }
+                guard let zone = IANAZone(identifier: text) else { throw .usage(IANAZone.unknownMessage(text)) }
                 options.timeZone = zone
             case "--dedupe":
                 let text = try args.value(for: option)

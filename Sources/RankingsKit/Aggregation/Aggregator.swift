@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// What a run found in its inputs.
@@ -177,16 +176,8 @@ public enum Aggregator {
 /// Plain threads, one per worker whatever else the process runs, each with a known stack.
 enum Workers {
     static func run(count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        for worker in 1..<max(count, 1) {
-            let thread = Thread {
-                body(worker)
-                done.signal()
-            }
-            thread.stackSize = 4 << 20
-            thread.start()
-        }
+        let threads = (1..<max(count, 1)).map { worker in NativeThread(stackSize: 4 << 20) { body(worker) } }
         body(0)
-        for _ in 1..<max(count, 1) { done.wait() }
+        for thread in threads { thread.join() }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// What `rankings aggregate` was asked to do, already parsed and checked.
 public struct AggregateOptions: Sendable {
@@ -13,9 +13,10 @@ public struct AggregateOptions: Sendable {
     public var threads: Int = AggregateOptions.availableCores
     /// `--as-of`, `--since`, `--week`, `--dedupe`.
     public var selection = EventSelection()
-    /// With `--week`: the week, and the zone whose clocks bound it.
+    /// With `--week`: the week, and the zone whose clocks bound it (nil: America/New_York,
+    /// read from the tz database only when a week needs it).
     public var week: ISOWeek?
-    public var timeZone: TimeZone = TimeZone(identifier: "America/New_York")!
+    public var timeZone: IANAZone?
     /// `--stats PATH`: per-joke counts as NDJSON.
     public var statsPath: String?
     /// `--format`: our JSON document or a Firestore REST body.
@@ -29,8 +30,8 @@ public struct AggregateOptions: Sendable {
 
     public init(computedAt: Timestamp) { self.computedAt = computedAt }
 
-    /// Cores this process may use (Foundation honours the CPU affinity mask and cgroup quota).
-    public static var availableCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    /// Cores this process may use (the affinity mask, capped by the cgroup CPU quota).
+    public static var availableCores: Int { AvailableCores.count }
 }
 
 /// Where a job's text goes; the front end points these at the real streams, tests at buffers.
@@ -49,6 +50,13 @@ public enum AggregateJob {
     /// counts through `facts`.
     static func produce(_ options: AggregateOptions, output: JobOutput, facts: RunFacts) throws(JobError) {
         let started = Clock.now
+        var weekBounds: (start: Timestamp, end: Timestamp)?
+        if let week = options.week {
+            guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
+                throw .usage(IANAZone.unknownMessage(IANAZone.defaultIdentifier))
+            }
+            weekBounds = week.bounds(in: zone)
+        }
         let files: [InputFile]
         do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
         defer { for file in files where file.fd > 2 { close(file.fd) } }
@@ -126,7 +134,7 @@ public enum AggregateJob {
             let rankings = Rankings(result.tally, top: options.top)
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
-                                         weekBounds: options.week?.bounds(in: options.timeZone)).bytes(in: options.format)
+                                         weekBounds: weekBounds).bytes(in: options.format)
             // Every output is complete on disk before any replaces its target.
             try document?.write(bytes)
             try stats?.write(JokeStats.ndjson(result.tally))

@@ -1,12 +1,10 @@
-import Foundation
-
 /// Reads (or inflates) ahead on its own thread, so that for a pipe or a gzip file the
 /// waiting and decompressing overlap with scanning instead of alternating with it.
 ///
 /// Memory is bounded: `depth` chunks of `chunkSize` bytes circulate between the two threads.
 final class Prefetcher<Source: ByteSource>: @unchecked Sendable {
     private var source: Source
-    private let condition = NSCondition()
+    private let condition = Condition()
     // Guarded by `condition`:
     private var ready: [(UnsafeMutableRawPointer, Int)] = []
     private var spare: [UnsafeMutableRawPointer] = []
@@ -22,9 +20,8 @@ final class Prefetcher<Source: ByteSource>: @unchecked Sendable {
         self.source = source
         self.chunkSize = chunkSize
         for _ in 0..<depth { spare.append(.allocate(byteCount: chunkSize, alignment: 64)) }
-        let thread = Thread { [self] in produce() }
-        thread.stackSize = 1 << 20
-        thread.start()
+        // Detached: `close` waits for `producerDone`, which the thread sets last.
+        NativeThread(stackSize: 1 << 20) { [self] in produce() }.detach()
     }
 
     private func produce() {

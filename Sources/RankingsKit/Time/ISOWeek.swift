@@ -1,5 +1,3 @@
-import Foundation
-
 /// An ISO 8601 week such as `2026-W07`: Monday to Sunday, week 1 holding the year's first Thursday.
 public struct ISOWeek: Sendable, Equatable {
     public let year: Int64
@@ -30,7 +28,7 @@ public struct ISOWeek: Sendable, Equatable {
     }
 
     /// Monday 00:00:00.000 and Sunday 23:59:59.999 of the week on the clocks of `zone`.
-    public func bounds(in zone: TimeZone) -> (start: Timestamp, end: Timestamp) {
+    public func bounds(in zone: IANAZone) -> (start: Timestamp, end: Timestamp) {
         let start = ISOWeek.instant(localDay: mondayDay, zone: zone)
         let next = ISOWeek.instant(localDay: mondayDay + 7, zone: zone)
         let end = next.nanoseconds >= 1_000_000
@@ -58,9 +56,9 @@ public struct ISOWeek: Sendable, Equatable {
 
     /// The instant the clocks of `zone` show midnight starting `localDay` (if a DST jump skips
     /// midnight, the first instant after it).
-    static func instant(localDay: Int64, zone: TimeZone) -> Timestamp {
+    static func instant(localDay: Int64, zone: IANAZone) -> Timestamp {
         let local = localDay * 86_400
-        func offset(_ t: Int64) -> Int64 { Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t)))) }
+        func offset(_ t: Int64) -> Int64 { Int64(zone.secondsFromUTC(at: t)) }
         var guess = local - offset(local)
         guess = local - offset(guess)
         if guess + offset(guess) != local {

@@ -56,7 +56,7 @@ struct WeekTests {
     @Test(arguments: bounds)
     func libraryBounds(_ b: Bounds) throws {
         let week = try #require(ISOWeek(b.week))
-        let zone = try #require(TimeZone(identifier: b.zone))
+        let zone = try #require(IANAZone(identifier: b.zone))
         let (start, end) = week.bounds(in: zone)
         #expect(start.rfc3339(milliseconds: true) == b.start)
         #expect(end.rfc3339(milliseconds: true) == b.end)
