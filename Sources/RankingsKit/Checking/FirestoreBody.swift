@@ -97,9 +97,28 @@ struct FirestoreBody {
         var text = message
         for list in ["hilarious", "horrible"] {
             let path = JSONPath.root.member(list)
-            text = text.replacing("in \(path) (", with: "in \(bodyPath(path)) (")
+            text = replacingAll("in \(path) (", with: "in \(bodyPath(path)) (", in: text)
         }
         return text
+    }
+
+    /// Byte-wise, because `String.replacing` would link the whole regex engine (over 1 MB) into
+    /// the shipped binary for this one message.
+    static func replacingAll(_ old: String, with new: String, in text: String) -> String {
+        let bytes = Array(text.utf8), pattern = Array(old.utf8), replacement = Array(new.utf8)
+        guard !pattern.isEmpty else { return text }
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes.count - i >= pattern.count && bytes[i..<(i + pattern.count)].elementsEqual(pattern) {
+                out += replacement
+                i += pattern.count
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     func alreadyReported(_ path: JSONPath) -> Bool {
