@@ -135,7 +135,7 @@ enum AggregateCommand {
         if let since { options.selection.since = try resolveSince(since, options) }
         options.inputs = try args.inputs(named: "INPUT")
         let paths = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
-        if Set(paths).count < paths.count { throw .usage("--output, --report, --stats and --metrics must name different files") }
+        if Set(paths.map(AtomicFile.replacedFile)).count < paths.count { throw .usage("--output, --report, --stats and --metrics must name different files") }
         if options.maxDrop != nil && options.output == nil { throw .usage("--max-drop compares with the --output document; give --output") }
         options.progress = Terminal.stderrIsTerminal && !options.quiet
         return options

@@ -198,4 +198,20 @@ struct MetricsTests {
             #expect(result.status == 64)
         }
     }
+
+    /// The metrics file is written last, so a second spelling of the output's path would
+    /// replace the document just written with the metrics (and disarm tomorrow's guard).
+    @Test(arguments: ["./out.json", "link/out.json", "sub/../out.json"])
+    func metricsMustBeItsOwnFileHoweverSpelled(_ spelling: String) throws {
+        try ScratchDirectory.with { dir in
+            try prepare(dir)
+            try FileManager.default.createDirectory(atPath: dir.path("sub"), withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: ".")
+            let before = try dir.write("out.json", "the document before\n")
+            let result = try RankingsBinary.run(["aggregate", "-q", "--metrics", dir.path(spelling), "-o", before,
+                                                 dir.path("good.ndjson")])
+            #expect(result.status == 64, "\(result.stderrText)")
+            #expect(try dir.read("out.json") == Array("the document before\n".utf8))
+        }
+    }
 }
