@@ -184,6 +184,18 @@ struct MetricsTests {
         }
     }
 
+    /// A metrics "file" that is a pipe (`--metrics /dev/stdout` to look at it) is only written:
+    /// reading it for the last success would wait on the run's own pipe for ever.
+    @Test func metricsToAPipeAreWrittenNotRead() throws {
+        try ScratchDirectory.with { dir in
+            try prepare(dir)
+            let result = try RankingsBinary.run(["aggregate", "-q", "--metrics", "/dev/stdout", "-o", dir.path("out.json"),
+                                                 dir.path("good.ndjson")])
+            #expect(result.status == 0, "\(result.stderrText)")
+            #expect(Exposition(result.stdoutText).int("rankings_last_run_exit_status") == 0)
+        }
+    }
+
     @Test func helpMentionsTheSafetyNet() throws {
         let text = try RankingsBinary.run(["aggregate", "--help"]).stdoutText
         #expect(text.contains("--metrics PATH"))
