@@ -200,6 +200,7 @@ struct MetricsTests {
         let text = try RankingsBinary.run(["aggregate", "--help"]).stdoutText
         #expect(text.contains("--metrics PATH"))
         #expect(text.contains("--max-drop PERCENT"))
+        #expect(text.contains("65 bad data or refused by --max-drop"))
     }
 
     @Test func metricsMustBeItsOwnFile() throws {
