@@ -44,8 +44,8 @@ enum AggregateCommand {
       --dedupe id         one vote per event id: for overlapping export files
       --stats PATH        also write every joke's counts as NDJSON, atomically
 
-    Exit status: 0 written; 64 usage; 65 bad data; 66 input unreadable; 73 output cannot be
-    created; 74 I/O error. On failure the output is left exactly as it was.
+    Exit status: 0 written; 64 usage; 65 bad data or refused by --max-drop; 66 input unreadable;
+    73 output cannot be created; 74 I/O error. On failure the output is left exactly as it was.
     """
 
     static func parse(_ words: [String]) throws(JobError) -> AggregateOptions? {
@@ -133,7 +133,7 @@ enum AggregateCommand {
         if let since { options.selection.since = try resolveSince(since, options) }
         options.inputs = try args.inputs(named: "INPUT")
         let paths = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
-        if Set(paths).count < paths.count { throw .usage("--output, --report, --stats and --metrics must name different files") }
+        if Set(paths.map(AtomicFile.replacedFile)).count < paths.count { throw .usage("--output, --report, --stats and --metrics must name different files") }
         if options.maxDrop != nil && options.output == nil { throw .usage("--max-drop compares with the --output document; give --output") }
         options.progress = Terminal.stderrIsTerminal && !options.quiet
         return options

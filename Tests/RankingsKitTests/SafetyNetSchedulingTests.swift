@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    /// A hook may leave a process behind (an upload sent to the background); had the hook the
+    /// wrapper's lock open, that process would keep it, and every later run would be turned
+    /// away with 75 until it ended. The hook reports the descriptors it was given.
+    @Test func theHookIsNotGivenTheLock() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let hook = stage.base.appendingPathComponent("fd-hook")
+            let seen = stage.base.appendingPathComponent("descriptors")
+            try Data("#!/bin/sh\nls -l /proc/$$/fd >'\(seen.path)'\n".utf8).write(to: hook)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook.path)
+            let config = try config(stage, fake: fake, hook: nil, extra: ["RANKINGS_PUBLISH": hook.path])
+            let run = try stage.runWrapper(config: config, fake: fake)
+            #expect(run.status == 0, "\(stage.log())")
+            let descriptors = try String(contentsOf: seen, encoding: .utf8)
+            #expect(!descriptors.isEmpty)
+            #expect(!descriptors.contains(".rankings.lock"), "\(descriptors)")
+        }
+    }
+
     @Test func aFailingHookIsRetriedThenReportedAndLeavesTheDocument() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["0", "0"])

@@ -198,8 +198,26 @@ struct FirestoreBody {
         return content(of: type, only.value, path: path)
     }
 
+    static let proto3TimestampRule = "upper-case T and Z, at most 9 fraction digits, seconds 00 to 59, years 0001 to 9999"
+
+    /// proto3 JSON's Timestamp, which Firestore (and Google's own `Document.from_json`) parses,
+    /// is narrower than the RFC 3339 the content rules hold a JSON document to: a time RFC 3339
+    /// allows but Firestore refuses would pass the check and fail the upload. Text that is not
+    /// RFC 3339 at all is left to the content rules, which say so.
+    static func readableByFirestore(timestamp text: [UInt8]) -> Bool {
+        guard Timestamp.parseRFC3339(text) != nil, text.count >= 20 else { return true }
+        let digits = text[20...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let fraction = text[19] == UInt8(ascii: ".") ? digits.count : 0
+        return text[10] == UInt8(ascii: "T") && text.last != UInt8(ascii: "z") && !text[17..<19].elementsEqual("60".utf8)
+            && !text[0..<4].elementsEqual("0000".utf8) && fraction <= 9
+    }
+
     private mutating func content(of type: String, _ inner: JSONValue, path: JSONPath) -> JSONValue? {
         switch (type, inner.kind) {
+        case ("timestampValue", .string(let text)) where !Self.readableByFirestore(timestamp: text):
+            report(path, "timestampValue must be written as Firestore reads it: " + Self.proto3TimestampRule
+                   + ", found \(inner.summary)", at: inner.offset)
+            return nil
         case ("stringValue", .string), ("timestampValue", .string), ("referenceValue", .string),
              ("bytesValue", .string), ("booleanValue", .bool), ("nullValue", .null), ("doubleValue", .number),
              ("doubleValue", .string):

@@ -72,7 +72,13 @@ public enum ShrinkGuard {
 
     static func previous(_ path: String) -> Previous {
         var st = stat()
-        if stat(path, &st) != 0 && errno == ENOENT { return .absent }
+        if stat(path, &st) != 0 {
+            if errno == ENOENT { return .absent }
+        } else if st.st_mode & S_IFMT != S_IFREG {
+            // A pipe or a device (`-o /dev/stdout`) is written in place, not replaced: it holds no
+            // earlier document, and reading a pipe this run is about to write would never end.
+            return .absent
+        }
         let bytes: [UInt8]
         do {
             bytes = try DocumentFile.read(path)

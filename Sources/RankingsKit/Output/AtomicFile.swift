@@ -28,6 +28,28 @@ public final class AtomicFile {
     private var fd: Int32
     private var mode: mode_t
 
+    /// The file a write to `path` replaces, as one spelling for every way of naming it
+    /// (`out.json`, `./out.json`, a link to it, a directory reached through `..` or a link), so
+    /// that a command can refuse two outputs that would land on the same file: the one written
+    /// last would silently replace the other. A target that is not a regular file (`/dev/null`,
+    /// a terminal) is written in place, not replaced, so it keeps the spelling it was given.
+    public static func replacedFile(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            var st = stat()
+            guard stat(resolved, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return path }
+            return String(cString: resolved)
+        }
+        // Not there yet (or a dangling link, which the rename replaces): its directory, resolved.
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory, nil) else { return path }
+        defer { free(resolved) }
+        let base = String(cString: resolved)
+        return (base == "/" ? "" : base) + "/" + name
+    }
+
     public init(path: String) throws(OutputError) {
         self.path = path
         var target = path

@@ -88,6 +88,10 @@ public enum MetricsFile {
     /// The last success recorded in an earlier metrics file, or nil when there is none (no file,
     /// a file we cannot read, or one without the line).
     static func lastSuccess(in path: String) -> Int64? {
+        // Only a file we replace holds an earlier run's metrics; a pipe or a terminal
+        // (`--metrics /dev/stdout`) is written in place, and reading it would wait for ever.
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -184,10 +184,23 @@ struct MetricsTests {
         }
     }
 
+    /// A metrics "file" that is a pipe (`--metrics /dev/stdout` to look at it) is only written:
+    /// reading it for the last success would wait on the run's own pipe for ever.
+    @Test func metricsToAPipeAreWrittenNotRead() throws {
+        try ScratchDirectory.with { dir in
+            try prepare(dir)
+            let result = try RankingsBinary.run(["aggregate", "-q", "--metrics", "/dev/stdout", "-o", dir.path("out.json"),
+                                                 dir.path("good.ndjson")])
+            #expect(result.status == 0, "\(result.stderrText)")
+            #expect(Exposition(result.stdoutText).int("rankings_last_run_exit_status") == 0)
+        }
+    }
+
     @Test func helpMentionsTheSafetyNet() throws {
         let text = try RankingsBinary.run(["aggregate", "--help"]).stdoutText
         #expect(text.contains("--metrics PATH"))
         #expect(text.contains("--max-drop PERCENT"))
+        #expect(text.contains("65 bad data or refused by --max-drop"))
     }
 
     @Test func metricsMustBeItsOwnFile() throws {
@@ -196,6 +209,22 @@ struct MetricsTests {
             let result = try RankingsBinary.run(["aggregate", "--metrics", dir.path("out.json"), "-o", dir.path("out.json"),
                                                  dir.path("good.ndjson")])
             #expect(result.status == 64)
+        }
+    }
+
+    /// The metrics file is written last, so a second spelling of the output's path would
+    /// replace the document just written with the metrics (and disarm tomorrow's guard).
+    @Test(arguments: ["./out.json", "link/out.json", "sub/../out.json"])
+    func metricsMustBeItsOwnFileHoweverSpelled(_ spelling: String) throws {
+        try ScratchDirectory.with { dir in
+            try prepare(dir)
+            try FileManager.default.createDirectory(atPath: dir.path("sub"), withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: ".")
+            let before = try dir.write("out.json", "the document before\n")
+            let result = try RankingsBinary.run(["aggregate", "-q", "--metrics", dir.path(spelling), "-o", before,
+                                                 dir.path("good.ndjson")])
+            #expect(result.status == 64, "\(result.stderrText)")
+            #expect(try dir.read("out.json") == Array("the document before\n".utf8))
         }
     }
 }

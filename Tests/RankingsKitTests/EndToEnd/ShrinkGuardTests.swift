@@ -129,6 +129,19 @@ struct ShrinkGuardTests {
         }
     }
 
+    /// A target that is not a file (a pipe, a device) is written in place, not replaced: there
+    /// is no earlier document to read, and reading a pipe the run itself writes would wait forever.
+    @Test func anOutputThatIsNotAFileIsNotRead() throws {
+        try ScratchDirectory.with { dir in
+            let input = try dir.write("in.ndjson", Self.export(hilarious: 2, horrible: 1))
+            let result = try RankingsBinary.run(["aggregate", "-q", "--computed-at", fixedComputedAt, "--max-drop", "1",
+                                                 "-o", "/dev/stdout", input])
+            #expect(result.status == 0, "\(result.stderrText)")
+            #expect(result.stderrText == "")
+            #expect(result.stdoutText.contains("\"total_hilarious_ratings\": 2"))
+        }
+    }
+
     /// A damaged document must not block every night to come: the run replaces it, saying why
     /// it could not compare.
     @Test(arguments: [

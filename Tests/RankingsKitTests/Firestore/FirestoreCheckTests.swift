@@ -53,6 +53,8 @@ struct FirestoreCheckTests {
         var testDescription: String { name }
     }
 
+    static let proto3Rule = "upper-case T and Z, at most 9 fraction digits, seconds 00 to 59, years 0001 to 9999"
+
     static let count0 = "$.fields.hilarious.arrayValue.values[0].mapValue.fields.count"
 
     static let cases: [Case] = [
@@ -62,6 +64,16 @@ struct FirestoreCheckTests {
         Case(name: "timestamp without a zone",
              edits: [("\"2026-02-18T05:00:00Z\"", "\"2026-02-18T05:00:00\"")],
              problems: ["$.fields.computed_at: expected an RFC 3339 time like \"2026-02-18T05:00:00Z\", found the string \"2026-02-18T05:00:00\""]),
+        // RFC 3339 allows these, proto3 JSON's Timestamp (what Firestore and Google's own
+        // Document.from_json parse) does not.
+    ] + ["2026-02-18t05:00:00Z", "2026-02-18T05:00:00z", "2026-02-18 05:00:00Z", "2026-02-18T05:00:00.1234567891Z",
+         "2026-02-18T05:00:60Z", "0000-02-18T05:00:00Z"].map { time in
+        Case(name: "timestamp Firestore refuses: \(time)", edits: [("\"2026-02-18T05:00:00Z\"", "\"\(time)\"")],
+             problems: ["$.fields.computed_at: timestampValue must be written as Firestore reads it: " + proto3Rule
+                 + ", found the string \"\(time)\""])
+    } + [
+        Case(name: "timestamps Firestore reads: an offset, a short fraction",
+             edits: [("\"2026-02-18T05:00:00Z\"", "\"2026-02-18T00:00:00.5-05:00\"")], problems: []),
         Case(name: "integer that is not decimal", edits: [("{\"integerValue\": \"395\"}", "{\"integerValue\": \"3.5e2\"}")],
              problems: ["\(count0): integerValue must be a decimal integer like \"5\", found the string \"3.5e2\""]),
         Case(name: "count as a double", edits: [("{\"integerValue\": \"395\"}", "{\"doubleValue\": 395}")],
