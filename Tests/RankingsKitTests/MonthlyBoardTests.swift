@@ -37,7 +37,7 @@ import Testing
             #expect(install.status == 0, "\(install.stderrText)")
             #expect(try stage.files() == SchedulingTests.documentedFiles.union(Self.monthlyFiles))
             let dropIn = try stage.text("etc/systemd/system/rankings.service.d/monthly.conf")
-            #expect(dropIn.contains("\nExecStart=/usr/local/bin/rankings aggregate $RANKINGS_FLAGS --max-drop 100 --since -30d "
+            #expect(dropIn.contains("\nExecStart=/usr/local/bin/rankings aggregate $RANKINGS_FLAGS --max-drop 100 --allow-empty --since -30d "
                 + "--output /var/lib/rankings/monthly.json ${RANKINGS_EXPORTS}\n"))
             #expect(try stage.text("etc/systemd/system/rankings-publish.service.d/monthly.conf")
                 .contains("\nExecStart=/usr/bin/env $RANKINGS_PUBLISH /var/lib/rankings/monthly.json\n"))
@@ -113,7 +113,7 @@ import Testing
             #expect(month.status == 0, "\(stage.log())")
             let calls = try fake.calls()
             #expect(calls.count == 2)
-            #expect(calls.last == "aggregate --max-invalid 5 --max-drop 100 --since -30d --output \(stage.url("out/monthly.json").path) "
+            #expect(calls.last == "aggregate --max-invalid 5 --max-drop 100 --allow-empty --since -30d --output \(stage.url("out/monthly.json").path) "
                 + stage.url("exports").path)
 
             try fake.release()

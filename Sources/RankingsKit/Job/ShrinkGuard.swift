@@ -57,7 +57,9 @@ public enum ShrinkGuard {
         }
         let new = Int64(hilarious + horrible)
         guard old.weekID == Array(weekID.utf8), maxDrop.exceeded(old: old.total, new: new) else { return nil }
-        let hundredths = Int128(old.total - new) * 10_000 / Int128(old.total)
+        // Rounded up, so a refused drop never reads as the PERCENT that would have been allowed.
+        let scaled = Int128(old.total - new) * 10_000
+        let hundredths = (scaled + Int128(old.total) - 1) / Int128(old.total)
         let percent = "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
         return "--max-drop \(maxDrop.text): the new document has \(new) ratings (total_hilarious_ratings + "
             + "total_horrible_ratings), \(percent)% fewer than the \(old.total) in \(path) (week_id \(weekID)); "

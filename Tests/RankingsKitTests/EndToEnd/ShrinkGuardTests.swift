@@ -166,6 +166,17 @@ struct ShrinkGuardTests {
         }
     }
 
+    /// 1 of 3 is 33.333…%: refused by 33.33, and said as 33.34%, never as the allowed 33.33%.
+    @Test func theRefusedShareIsRoundedUp() throws {
+        try ScratchDirectory.with { dir in
+            try dir.write("doc.json", Self.document(weekID: "all_time", hilarious: 2, horrible: 1))
+            let result = try Self.run(dir, maxDrop: "33.33", hilarious: 1, horrible: 1)
+            #expect(result.status == 65)
+            #expect(result.stderrText.contains("the new document has 2 ratings (total_hilarious_ratings + "
+                + "total_horrible_ratings), 33.34% fewer than the 3 in"), "\(result.stderrText)")
+        }
+    }
+
     /// The guard reads back what `--format firestore` wrote: switching formats must not disarm it.
     @Test func aFirestoreBodyIsComparedLikeTheDocument() throws {
         try ScratchDirectory.with { dir in
