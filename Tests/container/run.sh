@@ -40,6 +40,7 @@ command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
 command -v nsenter >/dev/null || missing+=(util-linux)
 command -v dpkg-deb >/dev/null || missing+=(dpkg)
+command -v lintian >/dev/null || missing+=(lintian)
 if ((${#missing[@]})); then
     apt-get update >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
@@ -53,21 +54,29 @@ share=$work/share
 machine=$work/machine
 nspawn_pid=
 leader=
+check_pid=
 
 stop_container() {
     if [[ -n $nspawn_pid ]] && kill -0 "$nspawn_pid" 2>/dev/null; then
         # SIGTERM asks nspawn for an orderly shutdown of the container's systemd.
         kill -TERM "$nspawn_pid" 2>/dev/null || true
-        for _ in $(seq 60); do
+        for _ in $(seq 40); do
             kill -0 "$nspawn_pid" 2>/dev/null || break
             sleep 0.5
         done
+        # Killing the container's PID 1 ends every process in its namespace.
+        if [[ -n $leader ]]; then
+            kill -KILL "$leader" 2>/dev/null || true
+        fi
         kill -KILL "$nspawn_pid" 2>/dev/null || true
         wait "$nspawn_pid" 2>/dev/null || true
     fi
     nspawn_pid=
 }
 cleanup() {
+    if [[ -n $check_pid ]]; then
+        kill -TERM "$check_pid" 2>/dev/null || true
+    fi
     stop_container
     rm -rf -- "$work"
 }
@@ -177,10 +186,14 @@ failed=0
 for entry in "${checks[@]}"; do
     function=${entry%%:*}
     description=${entry#*:}
+    # In the background so that Ctrl-C or a TERM reaches our trap at once, during `wait`.
+    (set -e; "$function") >"$work/check.log" 2>&1 </dev/null &
+    check_pid=$!
     set +e
-    (set -e; "$function") >"$work/check.log" 2>&1
+    wait "$check_pid"
     status=$?
     set -e
+    check_pid=
     if ((status == 0)); then
         echo "ok - $description"
         passed=$((passed + 1))
