@@ -21,13 +21,13 @@
 #   RANKINGS_PREBUILT=   an already built rankings to install instead of building
 #
 # Installed files (the same list the tests check):
-#   $PREFIX/bin/rankings
-#   $PREFIX/libexec/rankings-cron
+#   $BINDIR/rankings
+#   $LIBEXECDIR/rankings-cron
 #   $SYSCONFDIR/rankings.conf
-#   $SYSCONFDIR/systemd/system/rankings.service
-#   $SYSCONFDIR/systemd/system/rankings.timer
+#   $UNITDIR/rankings.service
+#   $UNITDIR/rankings.timer
 #   $SYSCONFDIR/cron.d/rankings
-#   $SYSCONFDIR/sysusers.d/rankings.conf
+#   $SYSUSERSDIR/rankings.conf
 set -euo pipefail
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
