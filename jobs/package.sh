@@ -51,6 +51,14 @@ tree=$work/debian/rankings
 DESTDIR=$tree PREFIX=/usr SYSCONFDIR=/etc LIBEXECDIR=/usr/libexec \
     UNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d CRON_ACTIVE=no \
     RANKINGS_PREBUILT=$binary "$root/jobs/install.sh" >/dev/null
+# Only configuration belongs under /etc in a package: a unit or sysusers file
+# there would be a conffile the operator could not override the usual way.
+for misplaced in "$tree/etc/systemd" "$tree/etc/sysusers.d"; do
+    if [[ -e $misplaced ]]; then
+        echo "jobs/install.sh put files in ${misplaced#"$tree"}: give them \$unitdir or \$sysusersdir in its table" >&2
+        exit 70
+    fi
+done
 
 install -d "$tree/usr/share/man/man1" "$tree/usr/share/doc/rankings"
 release_date=$(date -u -d "$(dpkg-parsechangelog -l "$root/jobs/debian/changelog" -S Date)" +%F)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run.sh. Provides `container_rootfs`: the path of a Debian root file system with
 # systemd and Debian's cron, built once with debootstrap and kept in a cache outside the repo.
 #

@@ -132,6 +132,7 @@ else
     }
 fi
 deb=$(ls -- "$share"/rankings_*.deb)
+# shellcheck disable=SC2034 # for the checks
 deb_in_container=/mnt/share/$(basename -- "$deb")
 cp -- "$repo/sample-data/rating_events.ndjson" "$repo/sample-data/expected/all_time.json" "$share/"
 
