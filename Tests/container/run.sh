@@ -41,6 +41,7 @@ command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
 command -v nsenter >/dev/null || missing+=(util-linux)
 command -v dpkg-deb >/dev/null || missing+=(dpkg)
 command -v lintian >/dev/null || missing+=(lintian)
+command -v groff >/dev/null || missing+=(groff-base)
 if ((${#missing[@]})); then
     apt-get update >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
