@@ -9,41 +9,62 @@
 #   PREFIX=/usr/local    where the binary and the cron wrapper go
 #   SYSCONFDIR=/etc      where the configuration, units, cron and sysusers files go
 #                        (systemd and cron look only under /etc, whatever PREFIX is)
+#   BINDIR=$PREFIX/bin, LIBEXECDIR=$PREFIX/libexec,
+#   UNITDIR=$SYSCONFDIR/systemd/system, SYSUSERSDIR=$SYSCONFDIR/sysusers.d,
+#   TMPFILESDIR=$SYSCONFDIR/tmpfiles.d
+#                        finer control, for a distribution's layout (jobs/package.sh
+#                        puts units, sysusers and tmpfiles under /lib and /usr/lib)
+#   CRON_ACTIVE=yes      "no" installs the cron entry commented out, so cron runs
+#                        nothing until the operator removes the "#" (the package's way)
 #   DESTDIR=             staging root prepended to every path written; the paths
 #                        written *into* the files leave it out. When set, nothing
 #                        outside DESTDIR is touched (no user, no systemctl).
 #   RANKINGS_PREBUILT=   an already built rankings to install instead of building
 #
 # Installed files (the same list the tests check):
-#   $PREFIX/bin/rankings
-#   $PREFIX/libexec/rankings-cron
+#   $BINDIR/rankings
+#   $LIBEXECDIR/rankings-cron
 #   $SYSCONFDIR/rankings.conf
-#   $SYSCONFDIR/systemd/system/rankings.service
-#   $SYSCONFDIR/systemd/system/rankings.timer
-#   $SYSCONFDIR/systemd/system/rankings-publish.service
+#   $UNITDIR/rankings.service
+#   $UNITDIR/rankings.timer
+#   $UNITDIR/rankings-publish.service
 #   $SYSCONFDIR/cron.d/rankings
-#   $SYSCONFDIR/sysusers.d/rankings.conf
-#   $SYSCONFDIR/tmpfiles.d/rankings.conf
+#   $SYSUSERSDIR/rankings.conf
+#   $TMPFILESDIR/rankings.conf
 set -euo pipefail
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 prefix=${PREFIX:-/usr/local}
 sysconfdir=${SYSCONFDIR:-/etc}
 destdir=${DESTDIR:-}
-bindir=$prefix/bin
-libexecdir=$prefix/libexec
+bindir=${BINDIR:-$prefix/bin}
+libexecdir=${LIBEXECDIR:-$prefix/libexec}
+unitdir=${UNITDIR:-$sysconfdir/systemd/system}
+sysusersdir=${SYSUSERSDIR:-$sysconfdir/sysusers.d}
+tmpfilesdir=${TMPFILESDIR:-$sysconfdir/tmpfiles.d}
+case ${CRON_ACTIVE:-yes} in
+    yes) cron_comment= ;;
+    no) cron_comment='#' ;;
+    *)
+        echo "CRON_ACTIVE must be yes or no, not ${CRON_ACTIVE}" >&2
+        exit 64
+        ;;
+esac
 
-# Source template, installed path, mode. The configuration comes first so
-# that uninstall can judge it before anything else is gone.
+# Source template, installed path, mode: every file both this script and
+# jobs/package.sh ship (the package is this script's DESTDIR install, so a
+# line added here is packaged too; whatever lands under /etc is a conffile).
+# The configuration comes first so that uninstall can judge it before
+# anything else is gone.
 files=(
-    "jobs/rankings.conf      $sysconfdir/rankings.conf                  0644"
-    "jobs/rankings.service   $sysconfdir/systemd/system/rankings.service 0644"
-    "jobs/rankings.timer     $sysconfdir/systemd/system/rankings.timer   0644"
-    "jobs/rankings-publish.service $sysconfdir/systemd/system/rankings-publish.service 0644"
-    "cron/rankings           $sysconfdir/cron.d/rankings                 0644"
-    "cron/rankings-cron      $libexecdir/rankings-cron                   0755"
-    "jobs/rankings.sysusers  $sysconfdir/sysusers.d/rankings.conf        0644"
-    "jobs/rankings.tmpfiles  $sysconfdir/tmpfiles.d/rankings.conf        0644"
+    "jobs/rankings.conf      $sysconfdir/rankings.conf        0644"
+    "jobs/rankings.service   $unitdir/rankings.service        0644"
+    "jobs/rankings.timer     $unitdir/rankings.timer          0644"
+    "jobs/rankings-publish.service $unitdir/rankings-publish.service 0644"
+    "cron/rankings           $sysconfdir/cron.d/rankings      0644"
+    "cron/rankings-cron      $libexecdir/rankings-cron        0755"
+    "jobs/rankings.sysusers  $sysusersdir/rankings.conf       0644"
+    "jobs/rankings.tmpfiles  $tmpfilesdir/rankings.conf       0644"
 )
 config=$sysconfdir/rankings.conf
 
@@ -52,7 +73,8 @@ config=$sysconfdir/rankings.conf
 render() {
     sed -e "s|@BINDIR@|$bindir|g" \
         -e "s|@LIBEXECDIR@|$libexecdir|g" \
-        -e "s|@SYSCONFDIR@|$sysconfdir|g" "$root/$1"
+        -e "s|@SYSCONFDIR@|$sysconfdir|g" \
+        -e "s|@CRON_COMMENT@|$cron_comment|g" "$root/$1"
 }
 
 # Only a real install may change the running system.
@@ -97,7 +119,7 @@ install_all() {
 # (unlike systemd's StateDirectory=) needs the state directory made for it.
 create_account() {
     if command -v systemd-sysusers >/dev/null; then
-        systemd-sysusers "$sysconfdir/sysusers.d/rankings.conf"
+        systemd-sysusers "$sysusersdir/rankings.conf"
     elif ! getent passwd rankings >/dev/null; then
         useradd --system --user-group --home-dir /var/lib/rankings --no-create-home \
             --shell /usr/sbin/nologin rankings
@@ -105,7 +127,7 @@ create_account() {
     install -d -o rankings -g rankings -m 0755 /var/lib/rankings
     # Write access to node_exporter's textfile directory, if it is there.
     if command -v systemd-tmpfiles >/dev/null; then
-        systemd-tmpfiles --create "$sysconfdir/tmpfiles.d/rankings.conf" || true
+        systemd-tmpfiles --create "$tmpfilesdir/rankings.conf" || true
     fi
 }
 

@@ -1,0 +1,7 @@
+# Debian's package checker, on the host: errors fail the check; README.md ("Build the package
+# and test it") explains the warnings that are kept.
+
+lintian_finds_no_errors() {
+    lintian --fail-on error "$deb"
+}
+check "lintian reports no errors" lintian_finds_no_errors

@@ -1,0 +1,25 @@
+# Installing: apt takes the package offline (its dependencies are already in the root), makes
+# the user and the state directory, and enables nothing.
+
+installs_with_apt() {
+    in_container apt-get install -y --no-install-recommends "$deb_in_container"
+    expect "package status" "$(in_container dpkg-query -W -f '${Status}' rankings)" "install ok installed"
+    in_container rankings --version
+}
+check "apt installs the package" installs_with_apt
+
+creates_user_and_state_directory() {
+    in_container getent passwd rankings
+    expect "owner of /var/lib/rankings" "$(in_container stat -c %U:%G /var/lib/rankings)" "rankings:rankings"
+    expect "service known to systemd" "$(in_container systemctl show -P LoadState rankings.service)" "loaded"
+}
+check "installing creates the user rankings and /var/lib/rankings, and systemd sees the units" creates_user_and_state_directory
+
+enables_nothing() {
+    expect "timer enabled?" "$(in_container systemctl is-enabled rankings.timer || true)" "disabled"
+    expect "timer active?" "$(in_container systemctl is-active rankings.timer || true)" "inactive"
+    # cron's own view: no active line runs the wrapper.
+    expect "active cron lines" "$(in_container grep -c '^[^#].*rankings-cron' /etc/cron.d/rankings || true)" "0"
+    in_container grep -q '^#0 0 \* \* \* rankings /usr/libexec/rankings-cron /etc/rankings.conf$' /etc/cron.d/rankings
+}
+check "installing enables nothing: the timer is disabled and the cron line commented out" enables_nothing

@@ -1,0 +1,210 @@
+#!/bin/bash
+# The Debian package under a real systemd and Debian's cron: boots Debian 12 with systemd-nspawn,
+# installs the package in it, and checks what the README promises about the daily run.
+#
+#   sudo bash Tests/container/run.sh
+#
+# Needs root and the Debian archive (for debootstrap, once; the root file system is cached, see
+# rootfs.sh). Environment: RANKINGS_DEB=path tests that package instead of building one with
+# jobs/package.sh; RANKINGS_CONTAINER_CACHE moves the cache.
+#
+# The checks live in checks/*.sh, sourced in name order. Each file registers its checks with
+#   check "what it proves" function_name
+# and the functions run in that order, each in a subshell with `set -e`, so the first failing
+# command fails the check; what it printed is shown under a failing check. Helpers:
+#   in_container CMD...      run CMD as root inside the booted container
+#   in_container_sh SCRIPT   run a shell script (a string) inside it
+#   expect WHAT ACTUAL EXPECTED   fail unless ACTUAL equals EXPECTED
+#   wait_until SECONDS CMD...     run CMD every second until it succeeds (a bound, not a timing
+#                            assertion); CMD is run anew each time, so give it a function,
+#                            not an expanded "$(...)"
+#   set_config KEY VALUE     set KEY in the container's /etc/rankings.conf
+#   $share / /mnt/share      a host directory the container sees; $deb_in_container the package in it
+#   $repo                    this repository on the host
+# State carries from one check to the next (install, then configure, then run...).
+#
+# Prints `ok - ...` or `not ok - ...` per check and `N passed, M failed`; exits 1 on any failure.
+# The container is always stopped and its copy of the root deleted, whatever happens.
+set -euo pipefail
+
+repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+here=$repo/Tests/container
+
+if ((EUID != 0)); then
+    echo "Tests/container/run.sh must run as root (debootstrap, systemd-nspawn)" >&2
+    exit 77
+fi
+
+missing=()
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
+command -v nsenter >/dev/null || missing+=(util-linux)
+command -v dpkg-deb >/dev/null || missing+=(dpkg)
+command -v lintian >/dev/null || missing+=(lintian)
+command -v groff >/dev/null || missing+=(groff-base)
+if ((${#missing[@]})); then
+    apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
+
+# shellcheck source=Tests/container/rootfs.sh
+source "$here/rootfs.sh"
+
+work=$(mktemp -d /var/tmp/rankings-container.XXXXXX)
+share=$work/share
+machine=$work/machine
+nspawn_pid=
+leader=
+check_pid=
+
+stop_container() {
+    if [[ -n $nspawn_pid ]] && kill -0 "$nspawn_pid" 2>/dev/null; then
+        # SIGTERM asks nspawn for an orderly shutdown of the container's systemd.
+        kill -TERM "$nspawn_pid" 2>/dev/null || true
+        for _ in $(seq 40); do
+            kill -0 "$nspawn_pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        # Killing the container's PID 1 ends every process in its namespace.
+        if [[ -n $leader ]]; then
+            kill -KILL "$leader" 2>/dev/null || true
+        fi
+        kill -KILL "$nspawn_pid" 2>/dev/null || true
+        wait "$nspawn_pid" 2>/dev/null || true
+    fi
+    nspawn_pid=
+}
+cleanup() {
+    if [[ -n $check_pid ]]; then
+        kill -TERM "$check_pid" 2>/dev/null || true
+    fi
+    stop_container
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+# A reader of our output that goes away must not kill us before the cleanup.
+trap 'exit 141' PIPE
+
+in_container() {
+    nsenter -t "$leader" -a -- /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        DEBIAN_FRONTEND=noninteractive "$@"
+}
+in_container_sh() { in_container /bin/sh -euc "$1"; }
+
+expect() {
+    local what=$1 actual=$2 expected=$3
+    if [[ $actual != "$expected" ]]; then
+        printf '%s: got %q, expected %q\n' "$what" "$actual" "$expected"
+        return 1
+    fi
+}
+
+wait_until() {
+    local seconds=$1
+    shift
+    for _ in $(seq "$seconds"); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    echo "still false after ${seconds}s: $*"
+    return 1
+}
+
+set_config() {
+    in_container sed -i -e "s|^#\?$1=.*|$1=$2|" /etc/rankings.conf
+    in_container grep -qx "$1=$2" /etc/rankings.conf
+}
+
+checks=()
+check() { checks+=("$2:$1"); }
+
+# --- the package and the container ---------------------------------------------------------
+
+mkdir -p -- "$share"
+if [[ -n ${RANKINGS_DEB:-} ]]; then
+    cp -- "$RANKINGS_DEB" "$share/"
+else
+    echo "# building the package (jobs/package.sh)"
+    "$repo/jobs/package.sh" "$share" >/dev/null 2>"$work/package.log" || {
+        cat -- "$work/package.log" >&2
+        exit 1
+    }
+fi
+deb=$(ls -- "$share"/rankings_*.deb)
+# shellcheck disable=SC2034 # for the checks
+deb_in_container=/mnt/share/$(basename -- "$deb")
+cp -- "$repo/sample-data/rating_events.ndjson" "$repo/sample-data/expected/all_time.json" "$share/"
+
+rootfs=$(container_rootfs)
+cp -a --reflink=auto -- "$rootfs" "$machine"
+
+echo "# booting Debian $rootfs_suite with systemd-nspawn"
+# No systemd as PID 1 on the host: --register=no --keep-unit. --private-network gives the
+# container the loopback that PrivateNetwork=yes needs; the unified hierarchy is what a stock
+# host has.
+SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --boot --directory="$machine" \
+    --machine="rankings-test-$$" --register=no --keep-unit --private-network \
+    --console=read-only --bind="$share:/mnt/share" </dev/null >"$work/console.log" 2>&1 &
+nspawn_pid=$!
+
+# The container's PID 1 is the descendant of nspawn that is PID 1 in its own namespace, once it
+# has become systemd.
+find_leader() {
+    local pid
+    for pid in $(ps -e -o pid= -o ppid= | awk -v top="$nspawn_pid" '
+        { parent[$1] = $2 } END { for (p in parent) { q = p; while (q in parent && q != top) q = parent[q]; if (q == top && p != top) print p } }'); do
+        if [[ $(awk '/^NSpid:/ { print $NF }' "/proc/$pid/status" 2>/dev/null) == 1 &&
+            $(cat "/proc/$pid/comm" 2>/dev/null) == systemd ]]; then
+            printf '%s\n' "$pid"
+            return 0
+        fi
+    done
+    return 1
+}
+for _ in $(seq 120); do
+    leader=$(find_leader) && break
+    kill -0 "$nspawn_pid" 2>/dev/null || break
+    sleep 0.5
+done
+if [[ -z $leader ]]; then
+    echo "the container did not boot; its console said:" >&2
+    cat -- "$work/console.log" >&2
+    exit 1
+fi
+state=$(timeout 120 nsenter -t "$leader" -a -- systemctl is-system-running --wait 2>&1 || true)
+echo "# booted: $state"
+
+# --- the checks ----------------------------------------------------------------------------
+
+for file in "$here"/checks/*.sh; do
+    # shellcheck source=/dev/null
+    source "$file"
+done
+
+passed=0
+failed=0
+for entry in "${checks[@]}"; do
+    function=${entry%%:*}
+    description=${entry#*:}
+    # In the background so that Ctrl-C or a TERM reaches our trap at once, during `wait`.
+    (set -e; "$function") >"$work/check.log" 2>&1 </dev/null &
+    check_pid=$!
+    set +e
+    wait "$check_pid"
+    status=$?
+    set -e
+    check_pid=
+    if ((status == 0)); then
+        echo "ok - $description"
+        passed=$((passed + 1))
+    else
+        echo "not ok - $description"
+        sed 's/^/#   /' "$work/check.log"
+        failed=$((failed + 1))
+    fi
+done
+
+echo "$passed passed, $failed failed"
+((failed == 0))
