@@ -50,7 +50,12 @@ def inline(text):
     out = []
     for piece in pieces:
         if len(piece) >= 2 and piece.startswith("`") and piece.endswith("`"):
-            out.append("\\fB" + literal(piece[1:-1]) + "\\fR")
+            code = literal(piece[1:-1])
+            # A long path or URL cannot be hyphenated; \: lets roff break it after a slash
+            # (and prints nothing), so the line can still be filled.
+            if len(piece) > 40:
+                code = code.replace("/", "/\\:")
+            out.append("\\fB" + code + "\\fR")
             continue
         piece = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", piece)
         piece = escape(piece)

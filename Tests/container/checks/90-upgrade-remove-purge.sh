@@ -2,8 +2,9 @@
 
 upgrade_keeps_edited_config() {
     local before unpacked=$work/unpacked
+    # The operator's own edit, whatever earlier checks left in the file.
+    set_config RANKINGS_FLAGS '"--max-drop 2.5 --computed-at 2026-02-18T05:00:00Z"'
     before=$(in_container md5sum /etc/rankings.conf)
-    in_container grep -q '^RANKINGS_FLAGS="--computed-at' /etc/rankings.conf
     in_container systemctl enable --now rankings.timer
     # The same package with a higher version, as the next release would be.
     dpkg-deb --raw-extract "$deb" "$unpacked"
@@ -13,6 +14,7 @@ upgrade_keeps_edited_config() {
     in_container apt-get install -y --no-install-recommends /mnt/share/upgrade.deb
     expect "version" "$(in_container dpkg-query -W -f '${Version}' rankings)" "$(dpkg-deb -f "$deb" Version)+upgrade1"
     expect "configuration" "$(in_container md5sum /etc/rankings.conf)" "$before"
+    in_container grep -q '^RANKINGS_FLAGS="--max-drop 2.5 ' /etc/rankings.conf
     expect "timer enabled after the upgrade" "$(in_container systemctl is-enabled rankings.timer)" "enabled"
 }
 check "an upgrade keeps the edited /etc/rankings.conf (and an enabled timer)" upgrade_keeps_edited_config
