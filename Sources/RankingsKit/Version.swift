@@ -1,1 +1,1 @@
-public enum RankingsKitVersion { public static let string = "0.1.0" }
+public enum RankingsKitVersion { public static let string = "0.2.0" }
