@@ -36,6 +36,14 @@ private func compress(_ payload: [UInt8], cuts: [Int], level: Int32) -> (stream:
     return (stream, memberEnds, plainEnds)
 }
 
+/// `bytes` in zlib's own wrapper (RFC 1950), which starts `78 9C`, not gzip's `1F 8B`.
+private func zlibStream(_ bytes: [UInt8]) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: Int(compressBound(uLong(bytes.count))))
+    var length = uLongf(out.count)
+    precondition(compress(&out, &length, bytes, uLong(bytes.count)) == Z_OK)
+    return Array(out[..<Int(length)])
+}
+
 /// Everything `GzipSource` hands out before the end or its error.
 private func inflateWithProduct(_ stream: [UInt8], readSizes: [Int]) -> (output: [UInt8], error: InputError?) {
     var out: [UInt8] = []
@@ -95,8 +103,13 @@ public func fuzzGzip(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         stream[at] ^= b | 1
         damage = .changed
     default:
-        // A first byte of 0 starts neither a gzip nor a zlib header.
-        stream += [0] + Array(payload.prefix(Int(a % 16)))
+        if a & 0x80 != 0 {
+            // A zlib stream is not a gzip member, though zlib can read both.
+            stream += zlibStream(Array(payload.prefix(Int(b % 32))))
+        } else {
+            // A first byte of 0 starts neither a gzip nor a zlib header.
+            stream += [0] + Array(payload.prefix(Int(a % 16)))
+        }
         damage = .garbage
     }
 
