@@ -154,20 +154,34 @@ public enum Aggregator {
                                  validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved)
     }
 
-    /// State the worker threads share; each slot of `results` is written by one thread only.
+    /// State the worker threads share.
+    ///
+    /// Each slot of `slots` is written once, by the one thread that took its piece from
+    /// `next`, and read only after every worker has finished, so the slots need no lock. (A
+    /// `Mutex` here was correct but invisible to ThreadSanitizer, whose reports then hid any
+    /// real race.)
     private final class Shared: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let tallies: [WorkerTally]
-        private let lock = Mutex<[PieceResult?]>([])
+        private let slots: UnsafeMutablePointer<PieceResult?>
+        private let count: Int
 
         init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe) {
             tallies = (0..<workers).map { _ in WorkerTally(dedupe: dedupe) }
-            lock.withLock { $0 = Array(repeating: nil, count: pieces.count) }
+            count = pieces.count
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: nil, count: count)
         }
 
-        func store(_ result: PieceResult, at index: Int) { lock.withLock { $0[index] = result } }
-        var results: [PieceResult?] { lock.withLock { $0 } }
+        deinit {
+            slots.deinitialize(count: count)
+            slots.deallocate()
+        }
+
+        func store(_ result: PieceResult, at index: Int) { slots[index] = result }
+        /// Only once the workers are done.
+        var results: [PieceResult?] { Array(UnsafeBufferPointer(start: slots, count: count)) }
     }
 }
 

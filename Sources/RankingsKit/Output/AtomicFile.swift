@@ -147,13 +147,28 @@ public final class AtomicFile {
 }
 
 /// Temporary files to remove if the process is told to stop, from the signal handler.
+///
+/// Threads that create or finish outputs at the same time (tests do) take `lock`; the signal
+/// handler cannot take a lock and only reads.
 enum TemporaryFiles {
     private static let capacity = 8
     /// strdup'ed paths; the handler only reads them and calls `unlink`, which is async-signal-safe.
-    nonisolated(unsafe) private static var paths = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: capacity)
+    nonisolated(unsafe) private static let paths: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
+        let table = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: capacity)
+        table.initialize(repeating: nil, count: capacity)
+        return table
+    }()
+    /// Guards `paths` and `installed` between threads.
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
     nonisolated(unsafe) private static var installed = false
 
     static func register(_ path: String) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
         installHandlers()
         for i in 0..<capacity where paths[i] == nil {
             paths[i] = strdup(path)
@@ -164,6 +179,8 @@ enum TemporaryFiles {
     /// Returns whether `path` was still registered.
     @discardableResult
     static func unregister(_ path: String) -> Bool {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
         for i in 0..<capacity {
             if let p = paths[i], String(cString: p) == path {
                 paths[i] = nil
@@ -177,7 +194,8 @@ enum TemporaryFiles {
     private static func installHandlers() {
         guard !installed else { return }
         installed = true
-        paths.initialize(repeating: nil, count: capacity)
+        // Build the table now: the handler must never be the first to touch it.
+        _ = paths
         for signal in [SIGINT, SIGTERM, SIGHUP] {
             Glibc.signal(signal) { sig in
                 for i in 0..<TemporaryFiles.capacity {

@@ -24,8 +24,9 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         input = .allocate(capacity: Self.inputSize)
-        // 15 + 32: the largest window, and accept only the gzip (or zlib) wrapper, detected.
-        let status = inflateInit2_(stream, 15 + 32, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        // 15 + 16: the largest window, and the gzip wrapper only. With zlib's automatic
+        // detection (+ 32) a zlib stream after a gzip member was read as one more member.
+        let status = inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
             throw .readFailed(path: path, reason: "zlib could not start (status \(status))")
         }

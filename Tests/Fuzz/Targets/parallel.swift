@@ -1,0 +1,61 @@
+/// Target 6: parallel equivalence. A fuzzed file, cut into pieces of a fuzzer-chosen size,
+/// read in chunks of a fuzzer-chosen size by up to four threads, with or without `--as-of`
+/// and `--dedupe`, must give exactly what one thread reading it whole gives: the same tally,
+/// the same counts of events, the same bad-line count and the same first bad lines. Without
+/// options, one thread must also agree with the reference.
+
+private struct Outcome: Equatable {
+    var jokes: [[UInt8]: RefRecord.Counts]
+    var badLineCount: Int
+    var firstBadLines: [String]
+    var validEvents: Int
+    var filteredOut: Int
+    var duplicatesRemoved: Int
+}
+
+private func run(_ file: InputFile, threads: Int, selection: EventSelection, pieceSize: Int64?, chunkSize: Int) -> Outcome {
+    let result: AggregationResult
+    do {
+        result = try Aggregator.run([file], threads: threads, selection: selection, pieceSize: pieceSize, chunkSize: chunkSize)
+    } catch {
+        fatalError("reading a regular file failed: \(error)")
+    }
+    return Outcome(jokes: referenceView(of: result.tally), badLineCount: result.badLineCount,
+                   firstBadLines: result.firstBadLines.map { "\($0.path):\($0.line.line): \($0.line.reason)" },
+                   validEvents: result.validEvents, filteredOut: result.filteredOut,
+                   duplicatesRemoved: result.duplicatesRemoved)
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzParallel(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    var input = FuzzInput(data, size)
+    let threads = Int(input.byte() % 4) + 1
+    let pieceChoice = input.byte(), chunkChoice = input.byte(), options = input.byte()
+    let bytes = input.rest
+    let fd = ScratchFile.holding(bytes)
+    let file = InputFile(displayPath: "f", fd: fd, kind: .regular, size: Int64(bytes.count))
+
+    var selection = EventSelection()
+    switch options % 4 {
+    case 1: selection.dedupe = .device
+    case 2: selection.dedupe = .eventID
+    case 3: selection.asOf = Timestamp(seconds: 1_750_000_000 + Int64(options) * 100_000)
+    default: break
+    }
+    // Mostly tiny pieces (split points inside lines and at chunk edges), sometimes large ones.
+    let pieceSize = Int64(pieceChoice) * Int64(pieceChoice) / 16 + 1
+    let chunkSize = Int(chunkChoice % 48) + 1
+
+    // One thread, one piece, a chunk larger than any fuzzed file: the plainest reading.
+    let one = run(file, threads: 1, selection: selection, pieceSize: nil, chunkSize: 16 << 10)
+    let many = run(file, threads: threads, selection: selection, pieceSize: pieceSize, chunkSize: chunkSize)
+    if many != one { mismatch("\(threads) threads, pieces \(pieceSize), chunk \(chunkSize)", input: input.bytes, product: many, reference: one) }
+
+    if options % 4 == 0 {
+        let expected = RefRecord.run(bytes)
+        let reference = (expected.jokes, expected.badLines.count, Array(expected.badLines.prefix(BadLineLog.shownLimit)))
+        let product = (one.jokes, one.badLineCount, one.firstBadLines.map { Int($0.split(separator: ":")[1])! })
+        if product != reference { mismatch("one thread against the reference", input: input.bytes, product: product, reference: reference) }
+    }
+    return 0
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpus (Tests/Fuzz/corpus/TARGET/) from sample-data/: every
+edge-case line and file, a few lines of the sample export, and hand-picked timestamps.
+Each seed starts with the option bytes its target reads first. Run it again after changing
+the fixtures or a target's input layout; libFuzzer's own findings are not committed."""
+import glob, gzip, hashlib, os, shutil
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+out = os.path.join(root, "Tests", "Fuzz", "corpus")
+
+def read(path):
+    with open(os.path.join(root, path), "rb") as f:
+        return f.read()
+
+files = [read(p) for p in sorted(glob.glob(os.path.join(root, "sample-data/edge-cases/*.ndjson")))
+         + sorted(glob.glob(os.path.join(root, "sample-data/migrate/*.ndjson")))]
+sample = read("sample-data/rating_events.ndjson").split(b"\n")[:12]
+lines = sorted({l for f in files for l in f.split(b"\n") if l} | set(sample))
+sample_file = b"\n".join(sample) + b"\n"
+times = [b"2025-06-01T00:00:00Z", b"2025-06-01t00:00:00.123456789123z", b"2024-02-29 23:59:60+14:00",
+         b"1970-01-01T00:00:00-23:59", b"0000-01-01T00:00:00Z", b"9999-12-31T23:59:59.9Z", b"2025-02-29T00:00:00Z"]
+values = [b'"%s"' % t for t in times] + [b'{"_seconds":1757881625,"_nanoseconds":643273000}',
+          b'{"seconds": -5, "nanoseconds": 0}', b'{ "_seconds" : 1, "seconds": 2, "_nanoseconds": 999999999 }',
+          b'{"_s\\u0065conds":9223372036854775807}', b'"2025-06-01T00:00:00\\u005a"']
+
+seeds = {
+    "line_rules": [b"\x00" + l for l in lines] + [bytes([1 + 2 * k]) + f for k, f in enumerate(files)] + [b"\x01" + sample_file],
+    "json_validity": lines + [read(p).replace(b"\n", b" ") for p in sorted(glob.glob(os.path.join(root, "sample-data/check/*.json")))],
+    "timestamps": [b"\x00\x00" + t for t in times] + [b"\x01" + bytes([k]) + v for k, v in enumerate(values)]
+                  + [b"\x02\x03" + l for l in sample[:4]],
+    "migrate": [bytes([k]) + f for k, f in enumerate(files)] + [b"\x1f" + sample_file],
+    "gzip": [bytes([m, 7, 3]) + sample_file[:600] for m in (0x60, 0x61, 0x62, 0xe3, 0x41)]
+            + [b"\x04\x00\x00" + gzip.compress(sample_file[:300])[2:]],
+    "parallel": [bytes([k, 5 + k, 9 + k, k]) + f for k, f in enumerate(files)] + [b"\x03\x02\x05\x01" + sample_file],
+}
+for target, items in seeds.items():
+    d = os.path.join(out, target)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for item in items:
+        with open(os.path.join(d, hashlib.sha1(item).hexdigest()[:16]), "wb") as f:
+            f.write(item)

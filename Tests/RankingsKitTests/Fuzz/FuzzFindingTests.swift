@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import RankingsKit
+
+/// Findings of the fuzz targets (Tests/Fuzz), each kept fixed by a regular test.
+@Suite("Fuzz findings")
+struct FuzzFindingTests {
+    /// `{"joke_id":"z","rating":5}\n` in zlib's wrapper (RFC 1950), as Python's `zlib.compress` writes it.
+    static let zlibStream: [UInt8] = [
+        120, 156, 171, 86, 202, 202, 207, 78, 141, 207, 76, 81, 178, 82, 170, 82, 210, 81, 42, 74, 44, 201,
+        204, 75, 87, 178, 50, 173, 229, 2, 0, 124, 225, 8, 120,
+    ]
+
+    /// gzip target, finding 1: after a complete gzip member, a zlib stream was inflated as if it
+    /// were another member (zlib was told to accept either wrapper) and its events counted.
+    /// It is not gzip, so the input is corrupt, like any other trailing garbage.
+    @Test func zlibStreamAfterAGzipMemberIsCorrupt() throws {
+        let member = try UnitTempDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
+        try UnitTempDirectory.with { dir throws in
+            let path = try dir.write("export.ndjson.gz", member + Self.zlibStream)
+            do {
+                let result = try runAggregator([path], threads: 1)
+                Issue.record("no error; \(AggregationSummary(result))")
+            } catch let error as InputError {
+                guard case .corruptGzip(let reported, _) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(reported == path)
+            }
+            // The member alone is still read.
+            let alone = try dir.write("alone.ndjson.gz", member)
+            #expect(AggregationSummary(try runAggregator([alone], threads: 1)).badLineCount == 0)
+        }
+    }
+
+    /// The same through the command: status 65, the path named, nothing on stdout.
+    @Test func zlibStreamAfterAGzipMemberFailsTheRun() throws {
+        let member = try UnitTempDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
+        try UnitTempDirectory.with { dir throws in
+            let path = try dir.write("export.ndjson.gz", member + Self.zlibStream)
+            let result = try RankingsBinary.run(["aggregate", path])
+            #expect(result.status == 65)
+            #expect(result.stderrText.contains(path))
+            #expect(result.stdout.isEmpty)
+        }
+    }
+}
