@@ -119,7 +119,8 @@ public final class ByteInterner: @unchecked Sendable {
     }
 
     private func store(_ key: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        if key.count > arenaFree {
+        // No chunk yet: even an empty key (an empty device_id) needs somewhere to point.
+        if arenaNext == nil || key.count > arenaFree {
             let size = max(Self.arenaChunkSize, key.count)
             let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
             arenaChunks.append(chunk)

@@ -45,4 +45,28 @@ struct FuzzFindingTests {
             #expect(result.stdout.isEmpty)
         }
     }
+
+    /// parallel target, finding 2: the first key a `ByteInterner` stored being empty trapped
+    /// (no arena chunk yet), so `--dedupe device` crashed when a thread's first vote came from
+    /// a record with `"device_id": ""`.
+    @Test func anEmptyFirstKeyIsInterned() {
+        let interner = ByteInterner()
+        let empty: [UInt8] = []
+        let first = empty.withUnsafeBufferPointer { interner.intern($0) }
+        let again = empty.withUnsafeBufferPointer { interner.intern($0) }
+        #expect(first.index == 0 && first.isNew)
+        #expect(again.index == 0 && !again.isNew)
+        #expect(interner.key(0).isEmpty)
+    }
+
+    @Test func dedupeDeviceCountsAnEmptyDeviceID() throws {
+        let lines = "{\"joke_id\":\"a\",\"rating\":5,\"device_id\":\"\",\"timestamp\":\"2025-01-01T00:00:00Z\"}\n"
+            + "{\"joke_id\":\"a\",\"rating\":1,\"device_id\":\"\",\"timestamp\":\"2025-01-02T00:00:00Z\"}\n"
+        try UnitTempDirectory.with { dir throws in
+            let path = try dir.write("export.ndjson", Array(lines.utf8))
+            let result = try RankingsBinary.run(["aggregate", "--dedupe", "device", "--computed-at", "2026-01-01T00:00:00Z", path])
+            #expect(result.status == 0, "\(result.stderrText)")
+            #expect(result.stdoutText.contains("\"total_horrible_ratings\": 1"))
+        }
+    }
 }
