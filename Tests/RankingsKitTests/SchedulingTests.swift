@@ -303,6 +303,7 @@ extension SchedulingTests {
         }
 
         func startWrapper(config: URL, fake: FakeRankings) throws -> Process {
+            _ = ignoringBrokenPipes
             let process = Process()
             process.executableURL = wrapper
             process.arguments = [config.path]
@@ -365,6 +366,7 @@ extension SchedulingTests {
         /// `program` is a path, or a name looked up on PATH; `environment` adds to ours.
         static func run(_ program: String, _ arguments: [String],
                         environment: [String: String] = [:]) throws -> Result {
+            _ = ignoringBrokenPipes
             let process = Process()
             if program.contains("/") {
                 process.executableURL = URL(fileURLWithPath: program)

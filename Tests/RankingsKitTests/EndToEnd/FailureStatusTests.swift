@@ -154,6 +154,7 @@ struct FailureStatusTests {
     func writeErrorOnStdoutIs74() throws {
         try ScratchDirectory.with { dir in
             let input = try dir.write("a.ndjson", Self.good)
+            _ = ignoringBrokenPipes
             let process = Process()
             process.executableURL = RankingsBinary.url
             process.arguments = ["aggregate", "-q", input]

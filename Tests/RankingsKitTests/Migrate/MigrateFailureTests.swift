@@ -155,6 +155,7 @@ struct MigrateFailureTests {
     func writeErrorOnStdoutIs74() throws {
         try ScratchDirectory.with { dir in
             let input = try dir.write("a.ndjson", Self.good)
+            _ = ignoringBrokenPipes
             let process = Process()
             process.executableURL = RankingsBinary.url
             process.arguments = ["migrate", "-q", input]
@@ -170,6 +171,7 @@ struct MigrateFailureTests {
     @Test func readErrorIs74() throws {
         try ScratchDirectory.with { dir in
             try dir.write("out/export.ndjson", Self.previous)
+            _ = ignoringBrokenPipes
             let process = Process()
             process.executableURL = RankingsBinary.url
             process.arguments = ["migrate", "-o", dir.path("out/export.ndjson"), "-"]

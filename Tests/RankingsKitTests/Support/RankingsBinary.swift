@@ -40,6 +40,7 @@ enum RankingsBinary {
     /// Runs `rankings` with `arguments`, feeding `stdin` (nothing when nil), in `directory`.
     static func run(_ arguments: [String], stdin: Data? = nil, directory: URL? = nil,
                     environment: [String: String]? = nil) throws -> Result {
+        _ = ignoringBrokenPipes
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
