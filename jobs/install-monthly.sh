@@ -5,64 +5,35 @@
 #   sudo jobs/install-monthly.sh                      after jobs/install.sh
 #   sudo jobs/install-monthly.sh uninstall [--purge]  --purge also drops an edited config
 #
-# PREFIX, SYSCONFDIR and DESTDIR as for jobs/install.sh. Installed files:
+# PREFIX, SYSCONFDIR, BINDIR, LIBEXECDIR and DESTDIR as for jobs/install.sh. Installed files:
 #   $SYSCONFDIR/systemd/system/rankings.service.d/monthly.conf  second run of the systemd job
 #   $SYSCONFDIR/cron.d/rankings-monthly                          second cron line
 #   $SYSCONFDIR/rankings-monthly.conf                            its settings, for cron
 #   $SYSCONFDIR/systemd/system/rankings-publish.service.d/monthly.conf  publishes it too
 set -euo pipefail
 
-root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-prefix=${PREFIX:-/usr/local}
-sysconfdir=${SYSCONFDIR:-/etc}
-destdir=${DESTDIR:-}
+# shellcheck source=jobs/file-table.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/file-table.sh"
 config=$sysconfdir/rankings-monthly.conf
 
 files=(
-    "cron/rankings-monthly.conf        $config"
-    "jobs/rankings-monthly.service.conf $sysconfdir/systemd/system/rankings.service.d/monthly.conf"
-    "cron/rankings-monthly              $sysconfdir/cron.d/rankings-monthly"
-    "jobs/rankings-monthly-publish.conf $sysconfdir/systemd/system/rankings-publish.service.d/monthly.conf"
+    "cron/rankings-monthly.conf        $config 0644"
+    "jobs/rankings-monthly.service.conf $sysconfdir/systemd/system/rankings.service.d/monthly.conf 0644"
+    "cron/rankings-monthly              $sysconfdir/cron.d/rankings-monthly 0644"
+    "jobs/rankings-monthly-publish.conf $sysconfdir/systemd/system/rankings-publish.service.d/monthly.conf 0644"
 )
 
-render() {
-    sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@LIBEXECDIR@|$prefix/libexec|g" \
-        -e "s|@SYSCONFDIR@|$sysconfdir|g" "$root/$1"
-}
-
 reload() {
-    if [[ -z $destdir && -d /run/systemd/system ]]; then systemctl daemon-reload; fi
+    if systemd_running; then systemctl daemon-reload; fi
 }
 
 install_all() {
-    local source target
-    for entry in "${files[@]}"; do
-        read -r source target <<<"$entry"
-        if [[ $target == "$config" && -e $destdir$target ]]; then
-            echo "kept existing $target"
-            continue
-        fi
-        install -d -m 0755 "$(dirname -- "$destdir$target")"
-        render "$source" >"$destdir$target.tmp"
-        chmod 0644 "$destdir$target.tmp"
-        mv -f "$destdir$target.tmp" "$destdir$target"
-        echo "installed $target"
-    done
+    install_files
     reload
 }
 
 uninstall_all() {
-    local purge=${1:-} source target
-    for entry in "${files[@]}"; do
-        read -r source target <<<"$entry"
-        [[ -e $destdir$target ]] || continue
-        if [[ $target == "$config" && $purge != --purge ]] && ! render "$source" | cmp -s - "$destdir$target"; then
-            echo "kept $target: it was edited (remove it yourself, or use --purge)"
-            continue
-        fi
-        rm -f -- "$destdir$target"
-        echo "removed $target"
-    done
+    uninstall_files "${1:-}"
     rmdir -- "$destdir$sysconfdir/systemd/system/rankings.service.d" \
         "$destdir$sysconfdir/systemd/system/rankings-publish.service.d" 2>/dev/null || true
     reload

@@ -33,23 +33,8 @@
 #   $TMPFILESDIR/rankings.conf
 set -euo pipefail
 
-root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-prefix=${PREFIX:-/usr/local}
-sysconfdir=${SYSCONFDIR:-/etc}
-destdir=${DESTDIR:-}
-bindir=${BINDIR:-$prefix/bin}
-libexecdir=${LIBEXECDIR:-$prefix/libexec}
-unitdir=${UNITDIR:-$sysconfdir/systemd/system}
-sysusersdir=${SYSUSERSDIR:-$sysconfdir/sysusers.d}
-tmpfilesdir=${TMPFILESDIR:-$sysconfdir/tmpfiles.d}
-case ${CRON_ACTIVE:-yes} in
-    yes) cron_comment= ;;
-    no) cron_comment='#' ;;
-    *)
-        echo "CRON_ACTIVE must be yes or no, not ${CRON_ACTIVE}" >&2
-        exit 64
-        ;;
-esac
+# shellcheck source=jobs/file-table.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/file-table.sh"
 
 # Source template, installed path, mode: every file both this script and
 # jobs/package.sh ship (the package is this script's DESTDIR install, so a
@@ -68,19 +53,6 @@ files=(
 )
 config=$sysconfdir/rankings.conf
 
-# Templates name installation paths as @BINDIR@ and the like, so the
-# installed files point at where things really went and need no editing.
-render() {
-    sed -e "s|@BINDIR@|$bindir|g" \
-        -e "s|@LIBEXECDIR@|$libexecdir|g" \
-        -e "s|@SYSCONFDIR@|$sysconfdir|g" \
-        -e "s|@CRON_COMMENT@|$cron_comment|g" "$root/$1"
-}
-
-# Only a real install may change the running system.
-live() { [[ -z $destdir ]]; }
-systemd_running() { live && [[ -d /run/systemd/system ]]; }
-
 build() {
     if [[ -n ${RANKINGS_PREBUILT:-} ]]; then
         printf '%s\n' "$RANKINGS_PREBUILT"
@@ -90,23 +62,11 @@ build() {
 }
 
 install_all() {
-    local binary source target mode
+    local binary
     binary=$(build)
     install -D -m 0755 "$binary" "$destdir$bindir/rankings"
     echo "installed $bindir/rankings"
-    for entry in "${files[@]}"; do
-        read -r source target mode <<<"$entry"
-        # An operator's settings survive reinstalls and upgrades.
-        if [[ $target == "$config" && -e $destdir$target ]]; then
-            echo "kept existing $target"
-            continue
-        fi
-        install -d -m 0755 "$(dirname -- "$destdir$target")"
-        render "$source" >"$destdir$target.tmp"
-        chmod "$mode" "$destdir$target.tmp"
-        mv -f "$destdir$target.tmp" "$destdir$target"
-        echo "installed $target"
-    done
+    install_files
     if live; then
         create_account
     fi
@@ -132,20 +92,11 @@ create_account() {
 }
 
 uninstall_all() {
-    local purge=${1:-} source target mode
+    local purge=${1:-}
     if systemd_running; then
         systemctl disable --now rankings.timer 2>/dev/null || true
     fi
-    for entry in "${files[@]}"; do
-        read -r source target mode <<<"$entry"
-        [[ -e $destdir$target ]] || continue
-        if [[ $target == "$config" && $purge != --purge ]] && ! render "$source" | cmp -s - "$destdir$target"; then
-            echo "kept $target: it was edited (remove it yourself, or use --purge)"
-            continue
-        fi
-        rm -f -- "$destdir$target"
-        echo "removed $target"
-    done
+    uninstall_files "$purge"
     if [[ -e $destdir$bindir/rankings ]]; then
         rm -f -- "$destdir$bindir/rankings"
         echo "removed $bindir/rankings"

@@ -1,0 +1,70 @@
+# shellcheck shell=bash disable=SC2034,SC2154
+# (the layout variables are for the callers; `files` and `config` come from them)
+# Sourced by jobs/install.sh and jobs/install-monthly.sh: the installation
+# layout and the one way both lay out (and take away) a table of templated
+# files. Each caller sets `files` (entries "SOURCE TARGET MODE") and `config`
+# (the one entry an operator edits) before calling install_files or
+# uninstall_files.
+
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=${PREFIX:-/usr/local}
+sysconfdir=${SYSCONFDIR:-/etc}
+destdir=${DESTDIR:-}
+bindir=${BINDIR:-$prefix/bin}
+libexecdir=${LIBEXECDIR:-$prefix/libexec}
+unitdir=${UNITDIR:-$sysconfdir/systemd/system}
+sysusersdir=${SYSUSERSDIR:-$sysconfdir/sysusers.d}
+tmpfilesdir=${TMPFILESDIR:-$sysconfdir/tmpfiles.d}
+case ${CRON_ACTIVE:-yes} in
+    yes) cron_comment= ;;
+    no) cron_comment='#' ;;
+    *)
+        echo "CRON_ACTIVE must be yes or no, not ${CRON_ACTIVE}" >&2
+        exit 64
+        ;;
+esac
+
+# Templates name installation paths as @BINDIR@ and the like, so the
+# installed files point at where things really went and need no editing.
+render() {
+    sed -e "s|@BINDIR@|$bindir|g" \
+        -e "s|@LIBEXECDIR@|$libexecdir|g" \
+        -e "s|@SYSCONFDIR@|$sysconfdir|g" \
+        -e "s|@CRON_COMMENT@|$cron_comment|g" "$root/$1"
+}
+
+# Only a real install may change the running system.
+live() { [[ -z $destdir ]]; }
+systemd_running() { live && [[ -d /run/systemd/system ]]; }
+
+install_files() {
+    local entry source target mode
+    for entry in "${files[@]}"; do
+        read -r source target mode <<<"$entry"
+        # An operator's settings survive reinstalls and upgrades.
+        if [[ $target == "$config" && -e $destdir$target ]]; then
+            echo "kept existing $target"
+            continue
+        fi
+        install -d -m 0755 "$(dirname -- "$destdir$target")"
+        render "$source" >"$destdir$target.tmp"
+        chmod "$mode" "$destdir$target.tmp"
+        mv -f "$destdir$target.tmp" "$destdir$target"
+        echo "installed $target"
+    done
+}
+
+# PURGE is --purge to drop an edited configuration too.
+uninstall_files() {
+    local purge=${1:-} entry source target mode
+    for entry in "${files[@]}"; do
+        read -r source target mode <<<"$entry"
+        [[ -e $destdir$target ]] || continue
+        if [[ $target == "$config" && $purge != --purge ]] && ! render "$source" | cmp -s - "$destdir$target"; then
+            echo "kept $target: it was edited (remove it yourself, or use --purge)"
+            continue
+        fi
+        rm -f -- "$destdir$target"
+        echo "removed $target"
+    done
+}
