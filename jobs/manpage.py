@@ -1,31 +1,95 @@
 #!/usr/bin/env python3
-"""Writes the man page rankings(1) to stdout, made from README.md.
+"""Writes the man page rankings(1), or one of the installed documentation pages.
 
-Public behaviour is documented once, in README.md; the man page is the same
-text in roff, so an option added to the README reaches the page with no
-second edit. Every `##` section of the README becomes a section of the page,
-in README order, except those in SKIPPED (they are about this repository, not
-about the installed program). The first code block under "Commands" is the
-SYNOPSIS, the README's first paragraph the DESCRIPTION, "Exit status" is EXIT
-STATUS, and the table under the heading FILES_HEADING is FILES.
+Public behaviour is documented once, in the pages under docs/; the man page is
+the same text in roff, so an option documented there reaches the page with no
+second edit, and the package installs the same pages in /usr/share/doc/rankings/.
+Both are read on a machine that has only the package, so whatever is about the
+source tree sits between "<!-- source-only -->" and "<!-- /source-only -->"
+lines, which both leave out; a page that still names the source tree
+(FORBIDDEN) or links outside the installed pages is an error.
 
-    jobs/manpage.py [--version V] [--date YYYY-MM-DD] README.md > rankings.1
+    jobs/manpage.py [--version V] [--date YYYY-MM-DD] ROOT > rankings.1
+    jobs/manpage.py --markdown PAGE.md > PAGE.md    the page without its source-only parts
+    jobs/manpage.py --pages ROOT                    the pages to install, one path a line
 
-Only the Markdown the README uses is understood: headings, paragraphs,
-fenced code, pipe tables, "-" lists one level deep, `code`, **strong**,
-*emphasis* and [links](target). A heading the page needs that is missing
-is an error, so a renamed section cannot silently empty the page.
+The man page: NAME; SYNOPSIS, the first code block under the front page's
+(ROOT/README.md) "Commands"; DESCRIPTION, the front page's first paragraph;
+then every page of PAGES that exists, in that order, its title a section and
+its headings subsections; "Exit status" is EXIT STATUS, the table under
+FILES_HEADING is FILES. Only the Markdown the pages use is understood:
+headings, paragraphs, fenced code, pipe tables, "-" lists one level deep
+(and one nested level), `code`, **strong** (code inside it included),
+*emphasis* and [links](target). A page or heading the man page needs that is
+missing is an error, so a renamed section cannot silently empty the page.
 """
 
+import os
 import re
 import sys
 
 NAME = "rankings \\- turn the jokes app's rating-event exports into its leaderboard document"
-SKIPPED = {"Speed and memory", "Where things are", "Build the package and test it"}
+# In order; False: a page another part of the project writes, included when it exists.
+PAGES = [
+    ("aggregate.md", True),
+    ("check.md", True),
+    ("migrate.md", True),
+    ("input-rules.md", True),
+    ("input-formats.md", False),
+    ("document.md", True),
+    ("exit-status.md", True),
+    ("operators-guide.md", True),
+    ("firestore.md", False),
+    ("managed-exports.md", False),
+]
 RENAMED = {"Exit status": "EXIT STATUS"}
 SYNOPSIS_HEADING = "Commands"
 FILES_HEADING = "What the package installs"
 SEE_ALSO = "systemctl(1), systemd.timer(5), systemd.exec(5), crontab(5), systemd\\-sysusers(8)"
+SOURCE_ONLY, END_SOURCE_ONLY = "<!-- source-only -->", "<!-- /source-only -->"
+# What a reader of the installed package does not have.
+FORBIDDEN = ["BENCHMARKS.md", "sample-data/", "Tests/", "jobs/", "bench/", "/usr/local", "README.md", ".build", "swift test"]
+
+
+def without_source_only(text, name):
+    """The page without its source-only blocks; an unbalanced marker is an error."""
+    out, inside = [], False
+    for number, line in enumerate(text.split("\n"), 1):
+        marker = line.strip()
+        if marker == SOURCE_ONLY:
+            if inside:
+                sys.exit(f"manpage.py: {name}:{number}: {SOURCE_ONLY} inside another")
+            inside = True
+        elif marker == END_SOURCE_ONLY:
+            if not inside:
+                sys.exit(f"manpage.py: {name}:{number}: {END_SOURCE_ONLY} without its start")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        sys.exit(f"manpage.py: {name}: {SOURCE_ONLY} is never closed")
+    return "\n".join(out)
+
+
+def check_installable(text, name):
+    """Refuses a page that would send an installed reader to the source tree."""
+    installed = {page for page, _ in PAGES}
+    for number, line in enumerate(text.split("\n"), 1):
+        for word in FORBIDDEN:
+            if word in line:
+                sys.exit(f"manpage.py: {name}:{number}: names {word!r}, which the package does not "
+                         f"install; put it between {SOURCE_ONLY} and {END_SOURCE_ONLY}")
+        for target in re.findall(r"\]\(([^)]*)\)", line):
+            page = target.split("#")[0]
+            if page and not target.startswith(("http://", "https://")) and page not in installed:
+                sys.exit(f"manpage.py: {name}:{number}: links to {target}, which is not an installed page")
+
+
+def installable_page(path):
+    with open(path, encoding="utf-8") as page:
+        text = without_source_only(page.read(), path)
+    check_installable(text, path)
+    return text
 
 
 def escape(text):
@@ -45,9 +109,17 @@ def literal(text):
 
 
 def inline(text):
-    """Converts one paragraph's inline Markdown to roff fonts."""
+    """Converts one paragraph's inline Markdown to roff fonts.
+
+    Code is bold; **strong** is bold too and may hold code (`**`--dedupe id`**`), so a code
+    span inside it returns to bold rather than to roman, and no `**` is left in the page.
+    """
     pieces = re.split(r"(`[^`]*`)", text)
+    plain = [piece for piece in pieces if not (len(piece) >= 2 and piece.startswith("`") and piece.endswith("`"))]
+    if sum(piece.count("**") for piece in plain) % 2:
+        sys.exit(f"manpage.py: unbalanced ** in: {text[:60]}")
     out = []
+    strong = False
     for piece in pieces:
         if len(piece) >= 2 and piece.startswith("`") and piece.endswith("`"):
             code = literal(piece[1:-1])
@@ -55,13 +127,17 @@ def inline(text):
             # (and prints nothing), so the line can still be filled.
             if len(piece) > 40:
                 code = code.replace("/", "/\\:")
-            out.append("\\fB" + code + "\\fR")
+            out.append("\\fB" + code + ("" if strong else "\\fR"))
             continue
         piece = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", piece)
         piece = escape(piece)
-        piece = re.sub(r"\*\*(.+?)\*\*", r"\\fB\1\\fR", piece)
-        piece = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\\fI\1\\fR", piece)
-        out.append(piece)
+        parts = piece.split("**")
+        for index, part in enumerate(parts):
+            if index > 0:
+                strong = not strong
+                out.append("\\fB" if strong else "\\fR")
+            part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\\fI\1" + ("\\fB" if strong else "\\fR"), part)
+            out.append(part)
     return "".join(out)
 
 
@@ -190,27 +266,29 @@ def first(predicate, lines, what):
     sys.exit(f"manpage.py: README.md has no {what}")
 
 
-def main(argv):
-    options = {"--version": "", "--date": ""}
-    while len(argv) >= 2 and argv[0] in options:
-        options[argv[0]], argv = argv[1], argv[2:]
-    if len(argv) != 1:
-        sys.exit("usage: manpage.py [--version V] [--date YYYY-MM-DD] README.md")
-    version, date = options["--version"], options["--date"]
-    with open(argv[0], encoding="utf-8") as readme:
-        sections = split_sections(readme.read())
+def existing_pages(root):
+    pages = []
+    for page, required in PAGES:
+        path = os.path.join(root, "docs", page)
+        if os.path.exists(path):
+            pages.append(path)
+        elif required:
+            sys.exit(f"manpage.py: {path} is missing")
+    return pages
 
-    by_title = {title: body for _, title, body in sections}
-    for needed in (SYNOPSIS_HEADING, FILES_HEADING):
-        if needed not in by_title:
-            sys.exit(f'manpage.py: README.md has no "{needed}" section')
 
+def man_page(root, version, date):
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as readme:
+        front = split_sections(without_source_only(readme.read(), "README.md"))
+    by_title = {title: body for _, title, body in front}
+    if SYNOPSIS_HEADING not in by_title:
+        sys.exit(f'manpage.py: README.md has no "{SYNOPSIS_HEADING}" section')
     commands = by_title[SYNOPSIS_HEADING]
     start = first(lambda l: l.startswith("```"), commands, "code block under Commands") + 1
     end = start + first(lambda l: l.startswith("```"), commands[start:], "end of the Commands code block")
     synopsis = commands[start:end]
 
-    intro = next((body for level, _, body in sections if level == 1), sections[0][2])
+    intro = next((body for level, _, body in front if level == 1), front[0][2])
     fences = [index for index, line in enumerate(intro) if line.startswith("```")]
     after_code = fences[1] + 1 if len(fences) >= 2 else 0
     paragraph_start = first(lambda l: l.strip(), intro[after_code:], "first paragraph") + after_code
@@ -219,6 +297,7 @@ def main(argv):
         if not line.strip():
             break
         description.append(line)
+    check_installable("\n".join(description), "README.md (its first paragraph)")
 
     page = [
         f'.TH RANKINGS 1 "{escape(date)}" "rankings {escape(version)}" "User Commands"',
@@ -226,18 +305,30 @@ def main(argv):
         ".SH SYNOPSIS", ".nf", *["\\&" + literal(line) for line in synopsis], ".fi",
         ".SH DESCRIPTION", *render_body(description),
     ]
-    skipping_level = None
-    for level, title, body in sections[1:]:
-        if skipping_level is not None and level > skipping_level:
-            continue
+    files = None
+    for path in existing_pages(root):
+        sections = split_sections(installable_page(path))
         skipping_level = None
-        if title in SKIPPED or title == FILES_HEADING or level <= 1:
-            skipping_level = level if title in SKIPPED or title == FILES_HEADING else None
-            continue
-        heading = RENAMED.get(title, title) if level == 2 else title
-        page.append((".SH " if level == 2 else ".SS ") + (escape(heading.upper()) if level == 2 else inline(heading)))
-        page += render_body(body)
-    page += [".SH FILES", *render_body(by_title[FILES_HEADING])]
+        for level, title, body in sections:
+            if skipping_level is not None and level > skipping_level:
+                continue
+            skipping_level = None
+            if title == FILES_HEADING:
+                files, skipping_level = body, level
+                continue
+            if level == 0:
+                if any(line.strip() for line in body):
+                    sys.exit(f"manpage.py: {path} has text before its title")
+                continue
+            if level == 1:
+                heading = RENAMED.get(title, title).replace("`", "").upper()
+                page.append(".SH " + escape(heading))
+            else:
+                page.append(".SS " + inline(title))
+            page += render_body(body)
+    if files is None:
+        sys.exit(f'manpage.py: no page has a "{FILES_HEADING}" section')
+    page += [".SH FILES", *render_body(files)]
     page += [".SH SEE ALSO", SEE_ALSO]
 
     # A paragraph break right after a heading or before another break is noise to formatters.
@@ -247,7 +338,28 @@ def main(argv):
         if line == ".PP" and (tidy[-1].startswith((".SH", ".SS", ".PP")) or following.startswith((".SH", ".SS", ".PP"))):
             continue
         tidy.append(line)
-    sys.stdout.write("\n".join(tidy) + "\n")
+    text = "\n".join(tidy) + "\n"
+    if "**" in text:
+        sys.exit("manpage.py: the page holds a raw ** (bold the formatter did not understand)")
+    return text
+
+
+def main(argv):
+    usage = ("usage: manpage.py [--version V] [--date YYYY-MM-DD] ROOT\n"
+             "       manpage.py --markdown PAGE.md\n"
+             "       manpage.py --pages ROOT")
+    if len(argv) == 2 and argv[0] == "--markdown":
+        sys.stdout.write(installable_page(argv[1]))
+        return
+    if len(argv) == 2 and argv[0] == "--pages":
+        sys.stdout.write("".join(path + "\n" for path in existing_pages(argv[1])))
+        return
+    options = {"--version": "", "--date": ""}
+    while len(argv) >= 2 and argv[0] in options:
+        options[argv[0]], argv = argv[1], argv[2:]
+    if len(argv) != 1 or not os.path.isdir(argv[0]):
+        sys.exit(usage)
+    sys.stdout.write(man_page(argv[0], options["--version"], options["--date"]))
 
 
 if __name__ == "__main__":

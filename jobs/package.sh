@@ -4,13 +4,15 @@
 #   jobs/package.sh OUTDIR      writes OUTDIR/rankings_<version>_<arch>.deb
 #
 # The package's files are exactly what jobs/install.sh installs (it runs it
-# with DESTDIR and Debian's layout), plus the man page made from README.md
-# (jobs/manpage.py) and the documents Debian requires. Everything installed
+# with DESTDIR and Debian's layout), plus the man page and the documentation
+# made from docs/ (jobs/manpage.py) and the documents Debian requires. Everything installed
 # under /etc is a conffile, so an edited one survives upgrades and purge
 # removes it. Control data and maintainer scripts live in jobs/debian/.
 #
 # Environment:
 #   RANKINGS_PREBUILT=   package this binary instead of building one
+#   DEBFULLNAME=, DEBEMAIL=
+#                        the Maintainer, as Debian's tools take it (jobs/debian/maintainer)
 set -euo pipefail
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -62,12 +64,22 @@ done
 
 install -d "$tree/usr/share/man/man1" "$tree/usr/share/doc/rankings"
 release_date=$(date -u -d "$(dpkg-parsechangelog -l "$root/jobs/debian/changelog" -S Date)" +%F)
-python3 "$root/jobs/manpage.py" --version "$upstream_version" --date "$release_date" "$root/README.md" |
-    gzip -9n >"$tree/usr/share/man/man1/rankings.1.gz"
+python3 "$root/jobs/manpage.py" --version "$upstream_version" --date "$release_date" "$root" >"$work/rankings.1"
+gzip -9n <"$work/rankings.1" >"$tree/usr/share/man/man1/rankings.1.gz"
 # The page documents the cron wrapper too (operators run it by hand).
 ln -s rankings.1.gz "$tree/usr/share/man/man1/rankings-cron.1.gz"
 install -m 0644 "$root/jobs/debian/copyright" "$tree/usr/share/doc/rankings/copyright"
 gzip -9n <"$root/jobs/debian/changelog" >"$tree/usr/share/doc/rankings/changelog.Debian.gz"
+# The reference and the operator's guide, without their parts about the source
+# tree; compressed over 4 KiB, as Debian's dh_compress does.
+python3 "$root/jobs/manpage.py" --pages "$root" | while IFS= read -r page; do
+    target=$tree/usr/share/doc/rankings/$(basename -- "$page")
+    python3 "$root/jobs/manpage.py" --markdown "$page" >"$target"
+    chmod 0644 "$target"
+    if (($(stat -c %s "$target") > 4096)); then
+        gzip -9n "$target"
+    fi
+done
 
 # dpkg-shlibdeps names the packages that provide the libraries the binary
 # links (glibc, libstdc++, zlib...), with the versions it needs.
@@ -81,7 +93,9 @@ for script in postinst prerm postrm; do
 done
 (cd "$tree" && find etc -type f | sed 's|^|/|' | sort) >"$tree/DEBIAN/conffiles"
 installed_size=$(du -sk --exclude=DEBIAN "$tree" | cut -f1)
-sed -e "s|\${shlibs:Depends}|$depends|" "$root/jobs/debian/control" |
+# Escaped for sed's replacement: a name may hold "&" or "|".
+maintainer=$("$root/jobs/debian/maintainer" | sed 's/[|&\\]/\\&/g')
+sed -e "s|\${shlibs:Depends}|$depends|" -e "s|\${maintainer}|$maintainer|" "$root/jobs/debian/control" |
     awk -v version="$version" -v arch="$arch" -v size="$installed_size" '
         { print }
         /^Package:/ { print "Version: " version; print "Architecture: " arch; print "Installed-Size: " size }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The Debian package under a real systemd and Debian's cron: boots Debian 12 with systemd-nspawn,
-# installs the package in it, and checks what the README promises about the daily run.
+# installs the package in it, and checks what the operator's guide (docs/operators-guide.md) promises about the daily run.
 #
 #   sudo bash Tests/container/run.sh
 #

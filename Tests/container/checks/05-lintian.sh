@@ -1,4 +1,4 @@
-# Debian's package checker, on the host: errors fail the check; README.md ("Build the package
+# Debian's package checker, on the host: errors fail the check; docs/development.md ("Build the package
 # and test it") explains the warnings that are kept.
 
 lintian_finds_no_errors() {

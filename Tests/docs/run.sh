@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The documentation's generators, without building anything: jobs/manpage.py makes rankings(1)
+# from the front page and docs/, and groff (the formatter `man` uses) formats it with every
+# warning on and none given; the page and the installed Markdown pages name nothing the package
+# does not install; a page that does, or a broken source-only marker, is refused; bold around
+# code leaves no raw `**`; jobs/debian/maintainer takes the Maintainer from DEBFULLNAME/DEBEMAIL
+# as Debian's tools do. Run by .ci/run; prints "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+missing=()
+command -v groff >/dev/null || missing+=(groff-base)
+command -v python3 >/dev/null || missing+=(python3)
+if ((${#missing[@]})); then
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" || exit
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf -- "$work"' EXIT
+passed=0 failed=0
+check() { # NAME CONDITION...
+    local name=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $name" >&2
+    fi
+}
+same() { # WHAT ACTUAL EXPECTED
+    [[ $2 == "$3" ]] && return 0
+    printf '%s: got %q, expected %q\n' "$1" "$2" "$3" >&2
+    return 1
+}
+
+# --- the man page of this tree ---------------------------------------------------------------
+python3 jobs/manpage.py --version 0.0.0 --date 2026-01-01 . >"$work/rankings.1" 2>"$work/err"
+check "manpage.py makes the page" same "manpage.py's errors" "$(cat "$work/err")" ""
+check "groff formats it without a warning" \
+    same "groff warnings" "$(groff -man -Tutf8 -ww -z "$work/rankings.1" 2>&1)" ""
+for section in NAME SYNOPSIS DESCRIPTION "EXIT STATUS" FILES "SEE ALSO"; do
+    check "the page has $section" grep -qx ".SH $section" "$work/rankings.1"
+done
+check "no raw ** in the page" same "lines with **" "$(grep -n '\*\*' "$work/rankings.1")" ""
+# "**`--dedupe device`**:" in docs/aggregate.md is bold holding code.
+check "bold code is bold" grep -qF '\fB\-\-dedupe device\fR:' "$work/rankings.1"
+check "the page names nothing outside the package" same "source-tree names" \
+    "$(grep -nE 'BENCHMARKS|sample-data/|Tests/|jobs/|/usr/local|README' "$work/rankings.1")" ""
+check "FILES is the operator's guide's table" grep -qF '/usr/share/doc/rankings/' "$work/rankings.1"
+check "the front page's first code block is the newcomer's two commands" same "README.md's first block" \
+    "$(awk '/^```/ { n++; next } n == 1' README.md)" \
+    "$(printf '%s\n' 'swift run rankings aggregate sample-data/rating_events.ndjson   # the leaderboard of the bundled sample export' \
+        'swift test                                                       # every test')"
+check "the front page stays short" test "$(wc -l <README.md)" -le 300
+
+# --- the installed pages ---------------------------------------------------------------------
+pages=$(python3 jobs/manpage.py --pages .)
+check "the operator's guide is installed" grep -qx './docs/operators-guide.md' <<<"$pages"
+for page in $pages; do
+    python3 jobs/manpage.py --markdown "$page" >"$work/page.md" 2>"$work/err"
+    check "$page can be installed" same "manpage.py's errors" "$(cat "$work/err")" ""
+    check "$page loses its source-only parts" same "markers left" "$(grep -c 'source-only' "$work/page.md")" "0"
+done
+
+# --- what manpage.py refuses -----------------------------------------------------------------
+refused() { # TEXT EXPECTED-MESSAGE-PART
+    printf '%s\n' "$1" >"$work/bad.md"
+    local out
+    out=$(python3 jobs/manpage.py --markdown "$work/bad.md" 2>&1 >/dev/null)
+    local status=$?
+    ((status != 0)) && [[ $out == *"$2"* ]] && return 0
+    printf 'status %d, message %q\n' "$status" "$out" >&2
+    return 1
+}
+check "a page naming sample-data/ is refused" refused $'# T\n\nSee `sample-data/x`.' "names 'sample-data/'"
+check "a page naming /usr/local is refused" refused $'# T\n\n/usr/local/bin/rankings' "names '/usr/local'"
+check "a link to an uninstalled file is refused" refused $'# T\n\n[x](../BENCHMARKS.md)' "names 'BENCHMARKS.md'"
+check "a link to a page not installed is refused" refused $'# T\n\n[x](nowhere.md)' "links to nowhere.md"
+check "an unclosed source-only block is refused" refused $'# T\n\n<!-- source-only -->\nx' "never closed"
+check "a stray end marker is refused" refused $'# T\n\n<!-- /source-only -->' "without its start"
+printf '# T\n\nkept\n\n<!-- source-only -->\nsample-data/ here\n<!-- /source-only -->\n\nalso kept\n' >"$work/ok.md"
+check "source-only parts are left out, the rest kept" same "the page" \
+    "$(python3 jobs/manpage.py --markdown "$work/ok.md")" "$(printf '# T\n\nkept\n\n\nalso kept')"
+
+# --- the package's Maintainer ----------------------------------------------------------------
+maintainer() { env -u DEBFULLNAME -u DEBEMAIL "$@" sh jobs/debian/maintainer; }
+check "Maintainer without DEBFULLNAME/DEBEMAIL names the project" \
+    same "Maintainer" "$(maintainer)" "The rankings project <maintainers@rankings.example>"
+check "Maintainer from DEBFULLNAME and DEBEMAIL" \
+    same "Maintainer" "$(maintainer DEBFULLNAME='Ann Example' DEBEMAIL=ann@example.org)" "Ann Example <ann@example.org>"
+check "Maintainer from DEBEMAIL as Name <address>" \
+    same "Maintainer" "$(maintainer DEBEMAIL='Ann Example <ann@example.org>')" "Ann Example <ann@example.org>"
+check "DEBFULLNAME names even when DEBEMAIL has a name" \
+    same "Maintainer" "$(maintainer DEBFULLNAME=Bo DEBEMAIL='Ann Example <ann@example.org>')" "Bo <ann@example.org>"
+check "DEBEMAIL alone, without a name, is not enough" \
+    same "Maintainer" "$(maintainer DEBEMAIL=ann@example.org)" "The rankings project <maintainers@rankings.example>"
+
+echo "$passed passed, $failed failed"
+((failed == 0))
