@@ -39,6 +39,7 @@ PAGES = [
     ("document.md", True),
     ("exit-status.md", True),
     ("operators-guide.md", True),
+    ("configuration.md", False),
     ("firestore.md", False),
     ("managed-exports.md", False),
 ]

@@ -27,7 +27,7 @@ enum AggregateCommand {
       --threads N         threads to use (default: the cores available)
       -q, --quiet         no summary line on stderr
 
-    Safety net (see "Run it every day" in the README):
+    Safety net (see "Monitoring" and "The guard against shrinking" in rankings(1)):
       --metrics PATH      write the run's outcome for node_exporter's textfile collector, on
                           success and failure; an empty PATH writes nothing
       --max-drop PERCENT  fail (65) rather than replace the --output document with one for the

@@ -1,7 +1,8 @@
 import RankingsKit
 
 /// The words after a subcommand, taken apart the way Unix tools do: `--name value`,
-/// `--name=value`, `-o value`, `--` ends the options, and a lone `-` is an operand (stdin).
+/// `--name=value`, `-o value`, `-ovalue`, `--` ends the options, and a lone `-` is an operand
+/// (stdin). Short flags are not clustered: `-qv` is not `-q -v`.
 struct ArgumentList {
     private var words: [String]
     private(set) var operands: [String] = []
@@ -22,6 +23,10 @@ struct ArgumentList {
                     return (String(word[..<eq]), String(word[word.index(after: eq)...]))
                 }
                 return (word, nil)
+            }
+            if word.hasPrefix("-") && word.count > 2 {
+                // getopt's attached value: -oFILE is -o FILE.
+                return (String(word.prefix(2)), String(word.dropFirst(2)))
             }
             if word.hasPrefix("-") && word.count > 1 { return (word, nil) }
             operands.append(word)
@@ -54,6 +59,8 @@ struct ArgumentList {
 
     /// Rejects an `=value` given to a flag that takes none.
     func flag(_ option: (name: String, inlineValue: String?)) throws(JobError) {
-        if option.inlineValue != nil { throw .usage("\(option.name) takes no value") }
+        guard let inline = option.inlineValue else { return }
+        if option.name.hasPrefix("--") { throw .usage("\(option.name) takes no value") }
+        throw .usage("unknown option \(option.name)\(inline)")
     }
 }

@@ -54,6 +54,23 @@ check "the front page's first code block is the newcomer's two commands" same "R
         'swift test                                                       # every test')"
 check "the front page stays short" test "$(wc -l <README.md)" -le 300
 
+# Messages and installed files send the operator to these sections of rankings(1).
+for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer"; do
+    check "the page has the section \"$section\" that messages name" grep -qx ".SS $section" "$work/rankings.1"
+done
+check "the page has the section \"The guard against shrinking\" that --help names" \
+    grep -q '^\.SS The guard against shrinking' "$work/rankings.1"
+check "nothing installed sends the operator to the README" same "mentions of the README" \
+    "$(grep -rn 'README' Sources/ cron/ jobs/rankings.conf jobs/rankings*.service jobs/rankings.timer jobs/debian/)" ""
+
+# The sample's field table says which options read each field (a newcomer reads it first).
+field_row() { grep -F "| \`$1\` |" sample-data/README.md; }
+check "sample-data/README.md: week_id is read by --week" grep -q -- '--week' <<<"$(field_row week_id)"
+check "sample-data/README.md: timestamp is read by --as-of, --since, --dedupe device" \
+    grep -qE -- '--as-of.*--since.*--dedupe device' <<<"$(field_row timestamp)"
+check "sample-data/README.md: id is read by --dedupe id" grep -q -- '--dedupe id' <<<"$(field_row id)"
+check "sample-data/README.md: device_id is read by --dedupe device" grep -q -- '--dedupe device' <<<"$(field_row device_id)"
+
 # --- the installed pages ---------------------------------------------------------------------
 pages=$(python3 jobs/manpage.py --pages .)
 check "the operator's guide is installed" grep -qx './docs/operators-guide.md' <<<"$pages"

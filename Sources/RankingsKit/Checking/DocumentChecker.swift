@@ -28,7 +28,7 @@ public struct DocumentChecker: Sendable {
         do {
             return problems(in: try JSONParser.parse(document))
         } catch {
-            return [DocumentProblem(.root, "invalid JSON: \(error.reason) at byte \(error.offset)", at: error.offset)]
+            return [DocumentProblem(.root, "invalid JSON: \(error.reason) at " + TextPosition.describe(error.offset, in: document), at: error.offset)]
         }
     }
 
@@ -57,7 +57,11 @@ public struct DocumentChecker: Sendable {
         }
         let fields = ObjectFields(document, members: members, path: .root, known: Self.topLevelKeys,
                                   allowExtraKeys: allowExtraKeys, log: &log)
-        if let weekID = fields.required("week_id", &log) {
+        // A Firestore body checked as a JSON document: name the forgotten flag, as a JSON document
+        // checked with --format firestore is told to drop it (FirestoreBody).
+        let body = members.contains { $0.key == Array("fields".utf8) }
+        let note = body ? "this looks like a Firestore Document body: check it with --format firestore" : nil
+        if let weekID = fields.required("week_id", &log, note: note) {
             _ = log.nonEmptyString(weekID, fields.path.member("week_id"))
         }
         let hilariousSum = fields.required("hilarious", &log).flatMap { checkList($0, .root.member("hilarious"), &log) }

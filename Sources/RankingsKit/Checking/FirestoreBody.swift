@@ -14,7 +14,7 @@ extension DocumentChecker {
         do {
             parsed = try JSONParser.parse(body)
         } catch {
-            return [DocumentProblem(.root, "invalid JSON: \(error.reason) at byte \(error.offset)", at: error.offset)]
+            return [DocumentProblem(.root, "invalid JSON: \(error.reason) at " + TextPosition.describe(error.offset, in: body), at: error.offset)]
         }
         var conversion = FirestoreBody()
         conversion.log.add(DuplicateKeys.problems(in: parsed))

@@ -24,9 +24,10 @@ struct ObjectFields {
 
     func optional(_ key: String) -> JSONValue? { values[Array(key.utf8)] }
 
-    func required(_ key: String, _ log: inout ProblemLog) -> JSONValue? {
+    /// `note` says why the key may be missing, when the object looks like something else.
+    func required(_ key: String, _ log: inout ProblemLog, note: String? = nil) -> JSONValue? {
         if let value = optional(key) { return value }
-        log.add(path.member(key), "missing", at: closingOffset)
+        log.add(path.member(key), note.map { "missing (\($0))" } ?? "missing", at: closingOffset)
         return nil
     }
 }

@@ -86,7 +86,8 @@ public enum AggregateJob {
             output.stderr("\(bad.path):\(bad.line.line): \(bad.line.reason)")
         }
         if result.badLineCount > result.firstBadLines.count {
-            output.stderr("rankings: \(result.badLineCount - result.firstBadLines.count) more bad lines not shown")
+            let more = result.badLineCount - result.firstBadLines.count
+            output.stderr("rankings: " + counted(more, "more bad line", "more bad lines") + " not shown")
         }
 
         let totals = result.tally.totals
@@ -105,7 +106,8 @@ public enum AggregateJob {
 
         var dataError: String?
         if result.badLineCount > options.maxInvalid {
-            dataError = "\(result.badLineCount) bad lines, more than --max-invalid \(options.maxInvalid); nothing written"
+            dataError = counted(result.badLineCount, "bad line", "bad lines")
+                + ", more than --max-invalid \(options.maxInvalid); nothing written"
         } else if totals.ratings == 0 && !options.allowEmpty {
             let why = result.validEvents == 0 ? "no valid events in the input"
                 : "no events left after --as-of/--since/--week (\(result.filteredOut) left out)"

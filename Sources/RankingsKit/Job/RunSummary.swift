@@ -19,10 +19,12 @@ public struct RunSummary: Sendable, Equatable {
     public init() {}
 
     public var line: String {
-        var text = "rankings: \(validEvents) events (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
+        var text = "rankings: " + counted(validEvents, "event", "events")
+            + " (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
         if filteredOut > 0 { text += ", \(filteredOut) left out by filters" }
-        if duplicatesRemoved > 0 { text += ", \(duplicatesRemoved) duplicates removed" }
-        return text + "), \(badLines) bad lines, \(distinctJokes) jokes, \(inputBytes) bytes in \(format3(seconds)) s"
+        if duplicatesRemoved > 0 { text += ", " + counted(duplicatesRemoved, "duplicate", "duplicates") + " removed" }
+        return text + "), " + counted(badLines, "bad line", "bad lines") + ", " + counted(distinctJokes, "joke", "jokes")
+            + ", " + counted(inputBytes, "byte", "bytes") + " in \(format3(seconds)) s"
     }
 
     public func reportJSON() -> [UInt8] {

@@ -63,7 +63,7 @@ public enum ShrinkGuard {
         let percent = "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
         return "--max-drop \(maxDrop.text): the new document has \(new) ratings (total_hilarious_ratings + "
             + "total_horrible_ratings), \(percent)% fewer than the \(old.total) in \(path) (week_id \(weekID)); "
-            + "nothing written. If the drop is real, see \"Accepting a drop\" in the README"
+            + "nothing written. If the drop is real, see \"Accepting a drop\" in rankings(1)"
     }
 
     enum Previous {

@@ -49,11 +49,13 @@ public enum MigrateJob {
             output.stderr("\(path):\(bad.line): \(bad.reason)")
         }
         if counts.badLines > migrator.shownBadLines.count {
-            output.stderr("rankings: \(counts.badLines - migrator.shownBadLines.count) more bad lines not shown")
+            let more = counts.badLines - migrator.shownBadLines.count
+            output.stderr("rankings: " + counted(more, "more bad line", "more bad lines") + " not shown")
         }
         if counts.badLines > options.maxInvalid {
             if !options.quiet { output.stderr(counts.summaryLine) }
-            throw .data("\(counts.badLines) bad lines, more than --max-invalid \(options.maxInvalid); nothing written")
+            throw .data(counted(counts.badLines, "bad line", "bad lines")
+                + ", more than --max-invalid \(options.maxInvalid); nothing written")
         }
 
         do {

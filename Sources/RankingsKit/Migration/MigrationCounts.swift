@@ -27,8 +27,9 @@ public struct MigrationCounts: Sendable, Equatable {
 
     /// The one-line summary on stderr after a run.
     public var summaryLine: String {
-        "rankings: \(written) events written (\(unchanged) unchanged, \(rewrittenToHilarious) rewritten to 5, "
-            + "\(rewrittenToHorrible) rewritten to 1), \(droppedNeutral) neutral dropped, \(badLines) bad lines"
+        "rankings: " + counted(written, "event", "events") + " written (\(unchanged) unchanged, "
+            + "\(rewrittenToHilarious) rewritten to 5, \(rewrittenToHorrible) rewritten to 1), "
+            + "\(droppedNeutral) neutral dropped, " + counted(badLines, "bad line", "bad lines")
     }
 
     /// What `--dry-run` prints on stdout: one `name: count` per line, fixed names in a fixed

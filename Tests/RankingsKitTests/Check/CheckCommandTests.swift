@@ -51,7 +51,17 @@ struct CheckCommandTests {
     @Test func notJSONIsOneProblem() throws {
         let result = try check(["-q", "bad.json"], files: ["bad.json": "{\"week_id\": \"all_time\",}\n"])
         #expect(result.status == 65)
-        #expect(result.stderrLines == ["bad.json: $: invalid JSON: expected a string key, found '}' at byte 23"])
+        #expect(result.stderrLines == ["bad.json: $: invalid JSON: expected a string key, found '}' at line 1, column 24 (byte 23)"])
+    }
+
+    /// Lines and columns count from 1, columns in characters: the é before the error is one column
+    /// but two bytes.
+    @Test func invalidJSONIsPlacedByLineAndColumn() throws {
+        let text = "{\n  \"week_id\": \"é\",\n}\n"
+        let result = try check(["-q", "bad.json"], files: ["bad.json": text])
+        #expect(result.stderrLines == ["bad.json: $: invalid JSON: expected a string key, found '}' at line 3, column 1 (byte 21)"])
+        let body = try check(["-q", "--format", "firestore", "body.json"], files: ["body.json": "{\"fields\": {\"é\": 1,}}"])
+        #expect(body.stderrLines == ["body.json: $: invalid JSON: expected a string key, found '}' at line 1, column 20 (byte 20)"])
     }
 
     @Test func missingDocumentExits66AndTheOthersAreStillChecked() throws {

@@ -15,13 +15,19 @@ struct DocumentCheckerTests {
     }
 
     typealias Doc = CheckDocumentBuilder
+    /// Where the byte after `text` is, as `check` reports it: line, column (in characters) and byte.
+    static func endOf(_ text: String) -> String {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return "line \(lines.count), column \(lines.last!.unicodeScalars.count + 1) (byte \(text.utf8.count))"
+    }
+
     static let base = Doc()
     static let list = Doc.list
 
     static let cases: [Case] = [
         Case(name: "an object", valid: base.json, invalid: "[]", problems: ["$: expected an object, found an array"]),
         Case(name: "JSON at all", valid: base.json, invalid: base.json + ",",
-             problems: ["$: invalid JSON: expected the end of the document, found ',' at byte \(base.json.utf8.count)"]),
+             problems: ["$: invalid JSON: expected the end of the document, found ',' at \(endOf(base.json))"]),
         Case(name: "week_id present", valid: base.json, invalid: base.without("week_id").json, problems: ["$.week_id: missing"]),
         Case(name: "week_id a string", valid: base.with("week_id", "\"2026-W07\"").json, invalid: base.with("week_id", "7").json,
              problems: ["$.week_id: expected a non-empty string, found 7"]),

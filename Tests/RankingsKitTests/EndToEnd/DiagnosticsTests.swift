@@ -31,6 +31,38 @@ struct DiagnosticsTests {
         }
     }
 
+    /// One of a thing is written in the singular: "1 bad line", "1 joke", "1 more bad line".
+    @Test func oneOfAThingIsSingular() throws {
+        try ScratchDirectory.with { dir in
+            let one = try dir.write("one.ndjson", eventLine("a", "5") + "x\n")
+            let result = try RankingsBinary.run(["aggregate", "--max-invalid", "1", one])
+            #expect(result.status == 0, "stderr: \(result.stderrText)")
+            let summary = try #require(result.stderrLines.last)
+            #expect(summary.hasPrefix("rankings: 1 event (1 hilarious, 0 horrible, 0 neutral), 1 bad line, 1 joke, "),
+                    "\(summary)")
+            let refused = try RankingsBinary.run(["aggregate", "-q", one])
+            #expect(refused.status == 65)
+            #expect(refused.stderrLines.last == "rankings: error: 1 bad line, more than --max-invalid 0; nothing written")
+
+            let eleven = try dir.write("eleven.ndjson", eventLine("a", "5") + String(repeating: "x\n", count: 11))
+            let more = try RankingsBinary.run(["aggregate", "-q", "--max-invalid", "11", eleven])
+            #expect(more.status == 0, "stderr: \(more.stderrText)")
+            #expect(more.stderrLines.last == "rankings: 1 more bad line not shown")
+
+            let idLine = "{\"id\": \"e1\", \"joke_id\": \"a\", \"rating\": 5}\n"
+            let twice = try dir.write("twice.ndjson", idLine + idLine)
+            let deduped = try RankingsBinary.run(["aggregate", "--dedupe", "id", twice])
+            #expect(deduped.stderrLines.last?.contains(", 1 duplicate removed), ") == true, "\(deduped.stderrText)")
+
+            let migrated = try RankingsBinary.run(["migrate", "--max-invalid", "1", "-o", dir.path("out.ndjson"), one])
+            #expect(migrated.stderrLines.last == "rankings: 1 event written (1 unchanged, 0 rewritten to 5, "
+                + "0 rewritten to 1), 0 neutral dropped, 1 bad line")
+            let migrateMore = try RankingsBinary.run(["migrate", "-q", "--max-invalid", "11", "-o", dir.path("out.ndjson"),
+                                                      eleven])
+            #expect(migrateMore.stderrLines.last == "rankings: 1 more bad line not shown")
+        }
+    }
+
     @Test func failingRunStillNamesBadLinesAndExplains() throws {
         try ScratchDirectory.with { dir in
             let (text, bad) = Self.thirteenBadLines()

@@ -84,7 +84,8 @@ struct DifferentialTests {
                 "\(bad.path):\(bad.line): " + (bad.outcome == .malformed ? "malformed JSON: " : "invalid record: ")
             }
             if reference.badLines.count > 10 {
-                expectedStderr.append("rankings: \(reference.badLines.count - 10) more bad lines not shown")
+                let more = reference.badLines.count - 10
+                expectedStderr.append("rankings: \(more) more bad \(more == 1 ? "line" : "lines") not shown")
             }
             let stderr = result.stderrLines
             #expect(stderr.count == expectedStderr.count, "seed \(seed): \(result.stderrText)")

@@ -86,7 +86,7 @@ struct ShrinkGuardTests {
             #expect(result.stderrLines == [
                 "rankings: error: --max-drop 1: the new document has 900 ratings (total_hilarious_ratings + "
                     + "total_horrible_ratings), 10.00% fewer than the 1000 in \(dir.path("doc.json")) (week_id all_time); "
-                    + "nothing written. If the drop is real, see \"Accepting a drop\" in the README",
+                    + "nothing written. If the drop is real, see \"Accepting a drop\" in rankings(1)",
             ])
             #expect(try dir.read("doc.json") == Array(old.utf8))
             #expect(try dir.read("stats.ndjson") == Array("old stats\n".utf8))

@@ -43,6 +43,13 @@ struct FirestoreCheckTests {
         let body = try RankingsBinary.run(["check", "-q", "sample-data/firestore/all_time.json"], directory: root)
         #expect(body.status == 65)
         #expect(body.stderrLines.first == "sample-data/firestore/all_time.json: $.fields: unknown key (--allow-extra-keys permits it)")
+        #expect(body.stderrLines.contains("sample-data/firestore/all_time.json: $.week_id: missing (this looks like a "
+            + "Firestore Document body: check it with --format firestore)"))
+        let allowed = try RankingsBinary.run(["check", "-q", "--allow-extra-keys", "sample-data/firestore/all_time.json"],
+                                             directory: root)
+        #expect(allowed.status == 65)
+        #expect(allowed.stderrLines.first == "sample-data/firestore/all_time.json: $.week_id: missing (this looks like a "
+            + "Firestore Document body: check it with --format firestore)")
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

@@ -107,7 +107,7 @@ struct MigrateFailureTests {
             "-:2: malformed JSON: invalid literal (only true, false and null) at byte 1",
             "-:3: invalid record: the line is not a JSON object",
             "-:4: invalid record: no joke_id",
-            "rankings: 1 events written (1 unchanged, 0 rewritten to 5, 0 rewritten to 1), 0 neutral dropped, 3 bad lines",
+            "rankings: 1 event written (1 unchanged, 0 rewritten to 5, 0 rewritten to 1), 0 neutral dropped, 3 bad lines",
             "rankings: error: 3 bad lines, more than --max-invalid 2; nothing written",
         ])
     }
