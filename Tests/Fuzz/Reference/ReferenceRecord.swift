@@ -1,10 +1,10 @@
-/// README's "Input" rules, read literally, on top of `RefJSON`.
+/// The input rules of docs/input-rules.md, read literally, on top of `RefJSON`.
 enum RefRecord {
     enum Verdict: Equatable, CustomStringConvertible {
         case blank
         case malformed
         /// A valid JSON text that is not a usable record; `why` names the first rule broken
-        /// in README's order (object, joke_id, rating).
+        /// in the rules' order (object, joke_id, rating).
         case invalid(String)
         case valid(id: [UInt8], rating: Double)
 
@@ -54,7 +54,7 @@ enum RefRecord {
         return .valid(id: id.bytes, rating: v)
     }
 
-    /// A whole file's lines as README defines them: split at `\n`, the last one may lack it,
+    /// A whole file's lines as docs/input-rules.md defines them: split at `\n`, the last one may lack it,
     /// one BOM skipped at the very start.
     static func lines(of file: [UInt8]) -> [[UInt8]] {
         var bytes = file[...]

@@ -1,5 +1,6 @@
-/// README's timestamp rules, read literally: RFC 3339 (`T`/`t`/space, `Z`/`z`/`±HH:MM`, any
-/// number of fraction digits, beyond nine ignored) and the two `{seconds, nanoseconds}` forms.
+/// The timestamp rules of docs/aggregate.md ("Backfill"), read literally: RFC 3339
+/// (`T`/`t`/space, `Z`/`z`/`±HH:MM`, any number of fraction digits, beyond nine ignored) and the
+/// two `{seconds, nanoseconds}` forms.
 enum RefTime {
     struct Instant: Equatable, Comparable, CustomStringConvertible {
         var seconds: Int64

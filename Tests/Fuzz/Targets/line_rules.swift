@@ -1,5 +1,5 @@
 /// Target 1: one NDJSON line (and a short file of lines) judged by the product's scanner and
-/// decoder and by the reference reading of README's input rules; every verdict, joke id,
+/// decoder and by the reference reading of the input rules (docs/input-rules.md); every verdict, joke id,
 /// rating value and kind must agree. The single line sits in a buffer that ends exactly at
 /// the padding the scanner may read, with garbage in that padding; the file goes through
 /// `LineReader` in fuzzer-chosen chunk and read sizes, down to a chunk exactly the file's size.

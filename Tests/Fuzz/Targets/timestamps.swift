@@ -1,7 +1,7 @@
 /// Target 3: timestamps. An RFC 3339 text as `--as-of` reads it, and a `timestamp` value in a
 /// record (string or object form, or a whole fuzzed line) as the scanner and decoder read it,
 /// must give the reference's instant; then a run with `--as-of` near that instant must count,
-/// filter out, or reject the line exactly as README says.
+/// filter out, or reject the line exactly as docs/aggregate.md ("Backfill") says.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTimestamps(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
