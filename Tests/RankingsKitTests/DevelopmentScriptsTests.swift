@@ -1,12 +1,15 @@
 import Foundation
 import Testing
 
-/// Tests/container/rootfs.sh keeps one Debian tree per machine for every checkout's container
-/// test. Two runs at once must build it once: under 0.2 the second started its own debootstrap
-/// into the same temporary tree, deleting the first one's half-built files. Here debootstrap is
-/// a stand-in on PATH (the real one downloads a distribution) that waits until the test lets it
-/// finish, so the second run is certain to arrive while the first one builds.
-@Suite struct ContainerRootfsCacheTests {
+/// The scripts that build and check the project rather than ship with it: the container test's
+/// shared root file system cache, and CI's release build step.
+@Suite struct DevelopmentScriptsTests {
+    /// Tests/container/rootfs.sh keeps one Debian tree per machine for every checkout's container
+    /// test. Two runs at once must build it once: under 0.2 the second started its own
+    /// debootstrap into the same temporary tree, deleting the first one's half-built files.
+    /// Here debootstrap is a stand-in on PATH (the real one downloads a distribution) that waits
+    /// until the test lets it finish, so the second run is certain to arrive while the first
+    /// one builds.
     static let standIn = """
         #!/bin/sh
         # debootstrap --variant=... --include=... SUITE TARGET MIRROR, as rootfs.sh calls it
@@ -81,5 +84,37 @@ import Testing
         #expect(text(secondName.appendingPathExtension("out")) == tree)
         #expect(text(URL(fileURLWithPath: tree.trimmingCharacters(in: .newlines) + "/etc/built-by-stand-in")) == "built\n")
         #expect(text(starts) == "started\n")
+    }
+
+    /// `.ci/run` under 0.2 ran `jobs/check-binary.sh "$(jobs/build-binary.sh)"`: set -e ignores a
+    /// failed command substitution inside another command's arguments, so a failed release build
+    /// went on to check whatever path it had printed (an old binary), and CI could pass. Here a
+    /// copy of .ci/run runs in a scratch tree whose build step prints a stale path and fails;
+    /// `swift` and `apt-get` are stand-ins on PATH, so nothing is built or installed.
+    @Test func ciStopsWhenTheReleaseBuildFails() throws {
+        let base = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rankings-ci-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let record = base.appendingPathComponent("record")
+        func script(_ relative: String, _ body: String) throws {
+            let url = base.appendingPathComponent(relative)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("#!/bin/sh\n\(body)\n".utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        }
+        try script(".ci/run", try String(contentsOf: RankingsBinary.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
+            .replacingOccurrences(of: "#!/usr/bin/env bash\n", with: ""))
+        // The copy is run by bash, whatever its first line says.
+        try script("tools/swift", "echo \"swift $*\" >>'\(record.path)'")
+        try script("tools/apt-get", "exit 0")
+        try script("jobs/build-binary.sh", "echo build >>'\(record.path)'; echo /stale/.build-release/rankings; exit 1")
+        try script("jobs/check-binary.sh", "echo \"check $*\" >>'\(record.path)'; exit 0")
+
+        let run = try SchedulingTests.Command.run(
+            "/bin/bash", [base.appendingPathComponent(".ci/run").path],
+            environment: ["PATH": base.appendingPathComponent("tools").path + ":/usr/sbin:/usr/bin:/sbin:/bin"])
+        let recorded = (try? String(contentsOf: record, encoding: .utf8)) ?? ""
+        #expect(run.status != 0, "\(recorded)")
+        #expect(recorded == "swift test\nbuild\n", "CI went on after the failed build")
     }
 }
