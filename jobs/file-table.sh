@@ -24,13 +24,32 @@ case ${CRON_ACTIVE:-yes} in
         ;;
 esac
 
+# The paths are written into unit files, a crontab line that sh runs, the
+# wrapper and the configuration, each with its own quoting rules; a path any
+# of them would read differently (a space splits an ExecStart= and the table
+# below, "&" sends a cron command to the background, "%" is a systemd
+# specifier, "$" expands) is refused before anything is changed.
+for layout in PREFIX:"$prefix" SYSCONFDIR:"$sysconfdir" BINDIR:"$bindir" LIBEXECDIR:"$libexecdir" \
+    UNITDIR:"$unitdir" SYSUSERSDIR:"$sysusersdir" TMPFILESDIR:"$tmpfilesdir"; do
+    path=${layout#*:}
+    if [[ $path != /* || $path == *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+,:-]* ]]; then
+        echo "${layout%%:*}=$path: an installation path must be absolute and made of letters, digits and _ . / + , : - only" >&2
+        exit 64
+    fi
+done
+unset layout path
+
 # Templates name installation paths as @BINDIR@ and the like, so the
 # installed files point at where things really went and need no editing.
+# Replaced by bash, not sed, so no character of a path is ever syntax.
 render() {
-    sed -e "s|@BINDIR@|$bindir|g" \
-        -e "s|@LIBEXECDIR@|$libexecdir|g" \
-        -e "s|@SYSCONFDIR@|$sysconfdir|g" \
-        -e "s|@CRON_COMMENT@|$cron_comment|g" "$root/$1"
+    local text
+    IFS= read -r -d '' text <"$root/$1" || true
+    text=${text//@BINDIR@/"$bindir"}
+    text=${text//@LIBEXECDIR@/"$libexecdir"}
+    text=${text//@SYSCONFDIR@/"$sysconfdir"}
+    text=${text//@CRON_COMMENT@/"$cron_comment"}
+    printf '%s' "$text"
 }
 
 # Only a real install may change the running system.

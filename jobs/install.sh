@@ -21,6 +21,11 @@
 #                        outside DESTDIR is touched (no user, no systemctl).
 #   RANKINGS_PREBUILT=   an already built rankings to install instead of building
 #
+# Every installation path above (not DESTDIR) must be absolute and made of letters,
+# digits and _ . / + , : - only: they are written into units, a crontab line and the
+# configuration, which would read a space, "&", "%" or "$" differently. Anything else
+# exits 64 before anything is built or changed.
+#
 # Installed files (the same list the tests check):
 #   $BINDIR/rankings
 #   $LIBEXECDIR/rankings-cron

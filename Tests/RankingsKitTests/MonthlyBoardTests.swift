@@ -23,7 +23,7 @@ import Testing
     /// output directory instead of /etc and /var/lib/rankings.
     static func monthlyConfig(_ stage: Staging, main: URL) throws -> URL {
         let text = try stage.text("etc/rankings-monthly.conf")
-            .replacingOccurrences(of: "source /etc/rankings.conf", with: "source \(main.path)")
+            .replacingOccurrences(of: "RANKINGS_INCLUDE=/etc/rankings.conf", with: "RANKINGS_INCLUDE=\(main.path)")
             .replacingOccurrences(of: "/var/lib/rankings/", with: stage.url("out").path + "/")
         let url = stage.base.appendingPathComponent("rankings-monthly.conf")
         try Data(text.utf8).write(to: url)

@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["/usr/local", "/opt/rankings"])
+    @Test(arguments: ["/usr/local", "/opt/rankings", "/opt/r+d,2.0:x_y-z"])
     func installedFilesPointWhereTheBinaryWent(prefix: String) throws {
         try Staging.with { stage in
             #expect(try stage.install(prefix: prefix).status == 0)
@@ -52,6 +52,25 @@ import Testing
             for name in try stage.files() where !name.hasSuffix("bin/rankings") {
                 #expect(try stage.text(name).range(of: "@[A-Z]+@", options: .regularExpression) == nil,
                         "placeholder left in \(name)")
+            }
+        }
+    }
+
+    /// Each path goes into a unit (split at spaces, "%" a specifier), a crontab line run by sh
+    /// ("&", ";", "$" are syntax) and the configuration; 0.2 put them through sed unescaped
+    /// (`/opt/r&d` became `/opt/r@BINDIR@d`) and split its table at spaces (half an install).
+    @Test(arguments: [
+        ["PREFIX": "/opt/r&d"], ["SYSCONFDIR": "/my etc"], ["PREFIX": "/opt/a|b"], ["BINDIR": "/opt/bin\\x"],
+        ["LIBEXECDIR": "/opt/100%"], ["UNITDIR": "/opt/$HOME"], ["SYSCONFDIR": "/etc;x"], ["PREFIX": "opt/rankings"],
+        ["TMPFILESDIR": "/etc/tmp\nfiles.d"],
+    ])
+    func installRefusesAPathItsFilesCannotHoldBeforeChangingAnything(layout: [String: String]) throws {
+        try Staging.with { stage in
+            for script in ["jobs/install.sh", "jobs/install-monthly.sh"] {
+                let install = try stage.installScript(["install"], layout: layout, script: script)
+                #expect(install.status == 64, "\(script) \(layout): \(install.stderrText)")
+                #expect(install.stderrText.contains("\(layout.keys.first!)="), "\(install.stderrText)")
+                #expect(try stage.files() == [], "\(script) \(layout) installed something")
             }
         }
     }
@@ -216,6 +235,65 @@ import Testing
         }
     }
 
+    /// An operator runs the wrapper by hand as root (umask 077) where the job's user keeps its
+    /// files. 0.2 ran, and left a lock and log only root could open: every later run of that
+    /// user failed with 73. Now root is turned away (64) before it creates anything, and the
+    /// user's own run goes ahead. The tests run as root; `nobody` plays the job's user.
+    @Test func rootIsTurnedAwayWhereTheJobsUserKeepsItsFiles() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let log = stage.url("out/cron.log")
+            let config = stage.base.appendingPathComponent("user.conf")
+            try Data("""
+                RANKINGS_EXPORTS=\(stage.url("exports").path)
+                RANKINGS_OUTPUT=\(stage.url("out/all_time.json").path)
+                RANKINGS_BIN=\(fake.executable.path)
+                RANKINGS_LOG_FILE=\(log.path)
+
+                """.utf8).write(to: config)
+            #expect(try Command.run("/bin/chown", ["-R", "nobody:nogroup", stage.base.path]).status == 0)
+
+            let asRoot = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
+                                         environment: fake.environment)
+            #expect(asRoot.status == 64, "\(asRoot.stderrText)")
+            #expect(asRoot.stderrText.contains("running as root, but \(stage.url("out").path) belongs to nobody"), "\(asRoot.stderrText)")
+            #expect(try fake.calls() == [])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
+
+            let asUser = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                                                     stage.wrapper.path, config.path],
+                                         environment: fake.environment)
+            #expect(asUser.status == 0, "\(asUser.stderrText) \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            #expect(try fake.calls().count == 1)
+        }
+    }
+
+    /// A lock outside the job's directory (a shared one like /run/lock) made by root under umask
+    /// 077 was 0600, and the job's user could not open it (73). The wrapper makes it 0644.
+    @Test func aLockMadeUnderAStrictUmaskStaysOpenToOtherUsers() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0", "0"])
+            let shared = stage.base.appendingPathComponent("lock")
+            try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: shared.path)
+            let lock = shared.appendingPathComponent("rankings.lock")
+            let config = try stage.writeConfig([
+                "RANKINGS_EXPORTS": stage.url("exports").path,
+                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
+                "RANKINGS_BIN": fake.executable.path,
+                "RANKINGS_LOCK_FILE": lock.path,
+            ])
+            let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
+                                      environment: fake.environment)
+            #expect(run.status == 0, "\(stage.log())")
+            let mode = try FileManager.default.attributesOfItem(atPath: lock.path)[.posixPermissions] as? Int
+            #expect(mode == 0o644)
+            let opened = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                                                     "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9", lock.path])
+            #expect(opened.status == 0, "\(opened.stderrText)")
+        }
+    }
+
     /// The value of the first `Key=` line of a unit file.
     static func value(of key: String, in unit: String) -> String? {
         unit.split(separator: "\n").first { $0.hasPrefix("\(key)=") }
@@ -244,10 +322,11 @@ extension SchedulingTests {
 
         /// Runs jobs/install.sh against this root with the already built binary, so tests never
         /// start a release build of their own.
-        func installScript(_ arguments: [String], prefix: String = "/usr/local") throws -> Command.Result {
-            try Command.run(RankingsBinary.packageRoot.appendingPathComponent("jobs/install.sh").path, arguments,
+        func installScript(_ arguments: [String], prefix: String = "/usr/local",
+                           layout: [String: String] = [:], script: String = "jobs/install.sh") throws -> Command.Result {
+            try Command.run(RankingsBinary.packageRoot.appendingPathComponent(script).path, arguments,
                             environment: ["DESTDIR": root.path, "PREFIX": prefix,
-                                          "RANKINGS_PREBUILT": RankingsBinary.url.path])
+                                          "RANKINGS_PREBUILT": RankingsBinary.url.path].merging(layout) { $1 })
         }
 
         func install(prefix: String = "/usr/local") throws -> Command.Result { try installScript(["install"], prefix: prefix) }

@@ -138,7 +138,7 @@ deb_in_container=/mnt/share/$(basename -- "$deb")
 cp -- "$repo/sample-data/rating_events.ndjson" "$repo/sample-data/expected/all_time.json" "$share/"
 
 rootfs=$(container_rootfs)
-cp -a --reflink=auto -- "$rootfs" "$machine"
+rootfs_copy "$rootfs" "$machine"
 
 echo "# booting Debian $rootfs_suite with systemd-nspawn"
 # No systemd as PID 1 on the host: --register=no --keep-unit. --private-network gives the
