@@ -89,3 +89,53 @@ def seed(db, events_path):
               {"joke_id": "x", "rating": 5})
     batch.commit()
     return n
+
+
+def show(db, collection, name):
+    """A document as Google's client reads it: each field's value and Python type, and the
+    document's update time (unchanged means nothing wrote it)."""
+    snapshot = db.collection(collection).document(name).get()
+    if not snapshot.exists:
+        return {"exists": False}
+
+    def typed(value):
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        if isinstance(value, dict):
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, datetime.datetime):
+            return {"Timestamp": value.astimezone(datetime.timezone.utc).isoformat()}
+        return value
+
+    return {"exists": True, "update_time": snapshot.update_time.isoformat(),
+            "types": {k: type(v).__name__ for k, v in snapshot.to_dict().items()},
+            "fields": typed(snapshot.to_dict())}
+
+
+if __name__ == "__main__":
+    # For shell scripts (Tests/container): emulator.py ADDRESS PROJECT seed EVENTS
+    #                                      emulator.py ADDRESS PROJECT show COLLECTION DOC
+    import sys
+    address, project, command, *rest = sys.argv[1:]
+    store = client(project, address)
+    if command == "seed":
+        print(seed(store, rest[0]))
+    elif command == "matches":
+        # COLLECTION DOC GOLDEN: the document reads as the JSON golden does, in the app's types.
+        got = show(store, rest[0], rest[1])
+        with open(rest[2], encoding="utf-8") as g:
+            want = json.load(g)
+        types = {k: ("list" if isinstance(v, list) else "int" if isinstance(v, int) else "str")
+                 for k, v in want.items()}
+        for key in ("computed_at", "week_start", "week_end"):
+            if key in want:
+                types[key] = "DatetimeWithNanoseconds"
+                stamp = datetime.datetime.fromisoformat(want[key].replace("Z", "+00:00"))
+                want[key] = {"Timestamp": stamp.astimezone(datetime.timezone.utc).isoformat()}
+        if not got["exists"] or got["types"] != types or got["fields"] != want:
+            sys.exit(f"{rest[0]}/{rest[1]} does not match {rest[2]}:\n{json.dumps(got, indent=1)}")
+        print(json.dumps(got["types"], sort_keys=True))
+    elif command == "show":
+        print(json.dumps(show(store, rest[0], rest[1]), indent=1, sort_keys=True))
+    else:
+        sys.exit(f"unknown command {command}")
