@@ -21,6 +21,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
+import faults  # noqa: E402
 
 PROJECT = "demo-rankings-loop"
 hooks = os.path.join(root, "jobs", "firestore")
@@ -71,25 +72,45 @@ try:
     expected_names = {d.path for d in db.collection("rating_events").list_documents()}
     print(f"# emulator at {server.address}, seeded {seeded} events", flush=True)
 
+    def fetched_names(folder):
+        names, lines, typed = set(), 0, 0
+        with open(os.path.join(folder, "rating_events.ndjson"), encoding="utf-8") as text:
+            for line in text:
+                document = json.loads(line)
+                names.add(document["name"].split("/documents/", 1)[1])
+                lines += 1
+                fields = document["fields"]
+                typed += "integerValue" in fields["rating"] and "timestampValue" in fields["timestamp"]
+        expect("documents fetched", lines, len(expected_names))
+        expect("the client's documents, each once", names, expected_names)
+        expect("typed ratings and timestamps", typed, len(expected_names))
+        return names
+
     def rest_fetch():
         done = hook("rankings-fetch-firestore", fetched, FIRESTORE_EMULATOR_HOST=server.address,
                     RANKINGS_FIRESTORE_FETCH="rest")
         expect("exit status", done.returncode, 0)
         current = os.readlink(os.path.join(fetched, "current"))
         expect("nights", nights(fetched), [current])
-        names, typed = set(), 0
-        with open(os.path.join(fetched, "current", "rating_events.ndjson"), encoding="utf-8") as lines:
-            for line in lines:
-                document = json.loads(line)
-                names.add(document["name"].split("/documents/", 1)[1])
-                fields = document["fields"]
-                typed += "integerValue" in fields["rating"] and "timestampValue" in fields["timestamp"]
-        expect("documents fetched", len(names), len(expected_names))
-        expect("the client's documents", names, expected_names)
-        expect("typed ratings and timestamps", typed, len(expected_names))
+        names = fetched_names(os.path.join(fetched, "current"))
         state["rest"] = current
         return f"{len(names)} documents in {done.seconds:.1f}s"
     check("rest: every top-level rating_events document, typed, one per line, in a new night", rest_fetch)
+
+    def rest_fetch_through_faults():
+        # Pages 1..5 are requests 1..; the 2nd page fails with 503, the 3rd loses its connection,
+        # the 4th is rate limited: each retried page must come back exactly once.
+        with faults.FaultyProxy(server.address, {2: 503, 4: "drop", 6: 429, 7: 503}) as proxy:
+            other = os.path.join(work, "through-faults")
+            done = hook("rankings-fetch-firestore", other, FIRESTORE_EMULATOR_HOST=proxy.address,
+                        RANKINGS_FIRESTORE_FETCH="rest")
+            expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
+            expect("requests (5 pages + 1 empty + 4 retried)", proxy.requests, 10)
+            retried = done.stderr.count("next in")
+            expect("retries reported", retried, 4)
+            fetched_names(os.path.join(other, "current"))
+        return f"{retried} retried pages"
+    check("rest: pages retried after 503, 429 and a dropped connection hold every document once", rest_fetch_through_faults)
 
     def export_fetch():
         time.sleep(1.1)  # nights are named by the second
