@@ -1,6 +1,6 @@
 # Sourced by Tests/container/run.sh: the whole nightly chain with the shipped Firestore hooks,
 # against Google's emulator (a host process in the container's network namespace, see run.sh):
-# rankings-fetch.service, then the job, then rankings-publish.service, under systemd and under
+# rankings-fetch.service (its tries inside one start), then the job, then rankings-publish.service, under systemd and under
 # the cron wrapper; and with the emulator stopped (SIGSTOP: it keeps its data but answers
 # nothing), the chain fails at the fetch after its retries, and neither the fetched folder nor
 # the document nor Firestore's copy changes.
@@ -19,20 +19,22 @@ firestore_fetched=/var/lib/rankings/firestore
 firestore_setup() {
     in_container_sh "dpkg -s rankings >/dev/null 2>&1 || dpkg -i $deb_in_container >/dev/null"
     in_container_sh '
-        install -d -m 0755 /srv/rankings/exports /var/lib/prometheus/node-exporter
+        install -d -m 0755 /srv/rankings/exports
+        # mkdir, not install -d: a chmod of the existing directory would narrow its ACL mask.
+        mkdir -p /var/lib/prometheus/node-exporter
         systemd-tmpfiles --create rankings.conf
         cp /mnt/share/rating_events.ndjson /srv/rankings/exports/
         chmod 0644 /srv/rankings/exports/rating_events.ndjson
         rm -rf /var/lib/rankings/all_time.json '"$firestore_fetched"' /var/lib/prometheus/node-exporter/*.prom
-        for unit in rankings-fetch rankings-publish rankings; do
+        for unit in rankings-publish rankings; do
             mkdir -p /run/systemd/system/$unit.service.d
             printf "[Service]\nRestartSec=1s\n" >/run/systemd/system/$unit.service.d/fast.conf
         done
         systemctl daemon-reload
-        # Short timeouts and few tries inside each hook, so four tries of a fetch against a
-        # stopped emulator take seconds (the shipped defaults: 60 s, 5 tries).
-        printf "%s\n" RANKINGS_FIRESTORE_ATTEMPTS=2 RANKINGS_FIRESTORE_TIMEOUT_SECONDS=2 \
-            RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.2 RANKINGS_RETRY_PAUSE_SECONDS=1 >>/etc/rankings.conf'
+        # Few tries inside each hook and 1 s between the fetch tries, so four tries of a fetch
+        # against a stopped emulator take seconds (the shipped defaults: 5 tries, 300 s).
+        printf "%s\n" RANKINGS_FIRESTORE_ATTEMPTS=2 RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.2 \
+            RANKINGS_RETRY_PAUSE_SECONDS=1 >>/etc/rankings.conf'
     set_config RANKINGS_EXPORTS /srv/rankings/exports
     set_config RANKINGS_OUTPUT /var/lib/rankings/all_time.json
     set_config RANKINGS_FLAGS '"--computed-at 2026-02-18T05:00:00Z"'
@@ -53,6 +55,10 @@ firestore_update_time() { firestore_show | awk -F'"' '$2 == "update_time" { prin
 firestore_unit() { in_container systemctl show -P "$2" "$1"; }
 firestore_publish_done() { [[ $(firestore_unit rankings-publish.service ActiveState) =~ ^(inactive|failed)$ ]]; }
 firestore_metric() { in_container awk -v k="$2" '$1 == k { print $2 }' "/var/lib/prometheus/node-exporter/$1"; }
+# A stopped emulator accepts connections and never answers: each call waits for its timeout,
+# 2 s while the emulator is stopped (the shipped 60 s otherwise; a first page can take seconds).
+firestore_short_timeout() { in_container_sh 'echo RANKINGS_FIRESTORE_TIMEOUT_SECONDS=2 >>/etc/rankings.conf'; }
+firestore_default_timeout() { in_container sed -i '/^RANKINGS_FIRESTORE_TIMEOUT_SECONDS=/d' /etc/rankings.conf; }
 firestore_evidence() {
     if [[ -n ${RANKINGS_CONTAINER_EVIDENCE:-} ]]; then
         mkdir -p -- "$RANKINGS_CONTAINER_EVIDENCE"
@@ -98,12 +104,14 @@ firestore_systemd_failed_fetch() {
     publish_start=$(firestore_unit rankings-publish.service ExecMainStartTimestampMonotonic)
     last_success=$(firestore_metric rankings.prom rankings_last_success_timestamp_seconds)
     freeze_emulator
+    firestore_short_timeout
     local status=0
+    # Returns once the fetch's last try failed: the job's start fails with its dependency.
     in_container systemctl start rankings.service || status=$?
-    ((status != 0))
-    wait_until 120 test "$(firestore_unit rankings-fetch.service ActiveState)" = failed
+    firestore_default_timeout
     thaw_emulator
-    expect "fetch restarts" "$(firestore_unit rankings-fetch.service NRestarts)" 3
+    ((status != 0))
+    expect "fetch state" "$(firestore_unit rankings-fetch.service ActiveState)" failed
     in_container systemctl --failed --plain --no-legend | grep -q '^rankings-fetch.service '
     expect "job started again?" "$(firestore_unit rankings.service ExecMainStartTimestampMonotonic)" "$job_start"
     expect "publish started again?" "$(firestore_unit rankings-publish.service ExecMainStartTimestampMonotonic)" "$publish_start"
@@ -112,8 +120,11 @@ firestore_systemd_failed_fetch() {
     expect "Firestore's copy (update time)" "$(firestore_update_time)" "$updated"
     expect "fetch metric" "$(firestore_metric rankings-fetch.prom rankings_fetch_last_run_exit_status)" 69
     expect "the job's last success" "$(firestore_metric rankings.prom rankings_last_success_timestamp_seconds)" "$last_success"
-    expect "fetch tries" "$(in_container journalctl --no-pager --since "@$since" -o cat -u rankings-fetch.service |
-        grep -c '^rankings-fetch-firestore: error: ')" 4
+    local log
+    log=$(in_container journalctl --no-pager --since "@$since" -o cat -u rankings-fetch.service)
+    expect "fetch tries" "$(grep -c '^rankings-fetch-firestore: error: ' <<<"$log")" 4
+    expect "tries again" "$(grep -c '; trying again in 1s$' <<<"$log")" 3
+    expect "gives up" "$(grep -c '^fetch failed with status 69 on try 4; no tries left, the job does not run$' <<<"$log")" 1
     in_container journalctl --no-pager --since "@$since" -o short-iso \
         -u rankings-fetch.service -u rankings.service -u rankings-publish.service | firestore_evidence systemd-failed-fetch.journal
     in_container systemctl reset-failed rankings-fetch.service
@@ -146,7 +157,9 @@ firestore_cron_failed_fetch() {
     updated=$(firestore_update_time)
     in_container rm -f /var/lib/rankings/cron.log
     freeze_emulator
+    firestore_short_timeout
     firestore_cron || status=$?
+    firestore_default_timeout
     thaw_emulator
     expect "exit status" "$status" 69
     expect "fetch tries" "$(in_container grep -c 'fetch hook failed' /var/lib/rankings/cron.log)" 4
