@@ -29,10 +29,14 @@
 # Installed files (the same list the tests check):
 #   $BINDIR/rankings
 #   $LIBEXECDIR/rankings-cron
+#   $LIBEXECDIR/rankings-fetch-firestore
+#   $LIBEXECDIR/rankings-publish-firestore
+#   $LIBEXECDIR/rankings_firestore.py
 #   $SYSCONFDIR/rankings.conf
 #   $UNITDIR/rankings.service
 #   $UNITDIR/rankings.timer
 #   $UNITDIR/rankings-publish.service
+#   $UNITDIR/rankings-fetch.service
 #   $SYSCONFDIR/cron.d/rankings
 #   $SYSUSERSDIR/rankings.conf
 #   $TMPFILESDIR/rankings.conf
@@ -51,8 +55,12 @@ files=(
     "jobs/rankings.service   $unitdir/rankings.service        0644"
     "jobs/rankings.timer     $unitdir/rankings.timer          0644"
     "jobs/rankings-publish.service $unitdir/rankings-publish.service 0644"
+    "jobs/rankings-fetch.service $unitdir/rankings-fetch.service 0644"
     "cron/rankings           $sysconfdir/cron.d/rankings      0644"
     "cron/rankings-cron      $libexecdir/rankings-cron        0755"
+    "jobs/firestore/rankings-fetch-firestore $libexecdir/rankings-fetch-firestore 0755"
+    "jobs/firestore/rankings-publish-firestore $libexecdir/rankings-publish-firestore 0755"
+    "jobs/firestore/rankings_firestore.py $libexecdir/rankings_firestore.py 0644"
     "jobs/rankings.sysusers  $sysusersdir/rankings.conf       0644"
     "jobs/rankings.tmpfiles  $tmpfilesdir/rankings.conf       0644"
 )

@@ -9,13 +9,18 @@ enum CheckCommand {
     usage: rankings check [options] DOC...
 
     Checks rankings documents against what the app's decoder expects. Each problem is one line on
-    stderr, 'DOC: $.json.path: problem', in document order; nothing is written to stdout.
+    stderr, 'DOC: $.json.path: problem', in document order; nothing is written to stdout
+    unless --print-firestore asks for it.
 
       DOC                 a rankings document (JSON), or '-' for standard input (once)
       --format FORMAT     json (the default), or firestore: each DOC is a Firestore REST
                           Document body as 'rankings aggregate --format firestore' writes it,
                           checked by the same rules; paths name the body's own keys
       --top N             most entries a list may have, 1...1000 (default 10)
+      --print-firestore   with one DOC: when it is valid, write it to stdout as the Firestore
+                          REST Document body 'aggregate --format firestore' writes (counts
+                          and ranks as integers, times as Timestamps), ready for a PATCH;
+                          what rankings-publish-firestore uploads
       --allow-extra-keys  accept keys the app does not decode
       -q, --quiet         no summary line on stderr
 
@@ -39,6 +44,9 @@ enum CheckCommand {
                     throw .usage("--format takes 'json' or 'firestore', not '\(text)'")
                 }
                 options.format = format
+            case "--print-firestore":
+                try args.flag(option)
+                options.printFirestore = true
             case "--allow-extra-keys":
                 try args.flag(option)
                 options.allowExtraKeys = true
@@ -54,8 +62,9 @@ enum CheckCommand {
     }
 
     static func run(_ words: [String]) -> Never {
-        Terminal.run(words, help: help, synopsis: synopsis, parse: parse) { options in
-            CheckJob.run(options, stderr: Terminal.printError)
+        Terminal.run(words, help: help, synopsis: synopsis, parse: parse) { (options) throws(JobError) in
+            options.printFirestore ? try CheckJob.printFirestore(options, output: Terminal.output)
+                : CheckJob.run(options, stderr: Terminal.printError)
         }
     }
 }

@@ -14,11 +14,15 @@ import Testing
         "etc/systemd/system/rankings.service",
         "etc/systemd/system/rankings.timer",
         "etc/systemd/system/rankings-publish.service",
+        "etc/systemd/system/rankings-fetch.service",
         "etc/cron.d/rankings",
         "etc/sysusers.d/rankings.conf",
         "etc/tmpfiles.d/rankings.conf",
         "usr/local/bin/rankings",
         "usr/local/libexec/rankings-cron",
+        "usr/local/libexec/rankings-fetch-firestore",
+        "usr/local/libexec/rankings-publish-firestore",
+        "usr/local/libexec/rankings_firestore.py",
     ]
 
     // MARK: - Install

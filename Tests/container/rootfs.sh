@@ -9,8 +9,9 @@
 
 rootfs_suite=bookworm
 # systemd as PID 1, Debian's cron, and the zone data the timer's calendar needs. The package's
-# own dependencies (libc6, libstdc++6, zlib1g, passwd) are already part of minbase.
-rootfs_include=systemd,systemd-sysv,dbus,cron,tzdata
+# own dependencies (libc6, libstdc++6, zlib1g, passwd) are already part of minbase; python3 (the
+# Firestore hooks) is not.
+rootfs_include=systemd,systemd-sysv,dbus,cron,tzdata,python3
 rootfs_format=1
 rootfs_cache=${RANKINGS_CONTAINER_CACHE:-/var/cache/rankings-container}
 

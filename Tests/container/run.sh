@@ -4,9 +4,12 @@
 #
 #   sudo bash Tests/container/run.sh
 #
-# Needs root and the Debian archive (for debootstrap, once; the root file system is cached, see
-# rootfs.sh). Environment: RANKINGS_DEB=path tests that package instead of building one with
-# jobs/package.sh; RANKINGS_CONTAINER_CACHE moves the cache.
+# Needs root, the Debian archive (for debootstrap, once; the root file system is cached, see
+# rootfs.sh), and Google's Firestore emulator (gcloud, Java) with google-cloud-firestore in the
+# virtual environment of Tests/firestore/venv.sh, for checks/60-firestore.sh. Environment:
+# RANKINGS_DEB=path tests that package instead of building one with jobs/package.sh;
+# RANKINGS_CONTAINER_CACHE moves the cache; RANKINGS_CONTAINER_EVIDENCE=DIR keeps the journals
+# of the Firestore chain there.
 #
 # The checks live in checks/*.sh, sourced in name order. Each file registers its checks with
 #   check "what it proves" function_name
@@ -21,6 +24,8 @@
 #   set_config KEY VALUE     set KEY in the container's /etc/rankings.conf
 #   $share / /mnt/share      a host directory the container sees; $deb_in_container the package in it
 #   $repo                    this repository on the host
+#   start_emulator / stop_emulator, $emulator, $venv   Google's Firestore emulator, a host
+#                            process in the container's network namespace (see 60-firestore.sh)
 # State carries from one check to the next (install, then configure, then run...).
 #
 # Prints `ok - ...` or `not ok - ...` per check and `N passed, M failed`; exits 1 on any failure.
@@ -46,6 +51,17 @@ if ((${#missing[@]})); then
     apt-get update >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
 fi
+for tool in gcloud java; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "Tests/container/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
+        exit 2
+    fi
+done
+pushd "$repo" >/dev/null
+# shellcheck source=Tests/firestore/venv.sh
+source Tests/firestore/venv.sh >&2
+venv=$(realpath -- "$venv")
+popd >/dev/null
 
 # shellcheck source=Tests/container/rootfs.sh
 source "$here/rootfs.sh"
@@ -74,10 +90,56 @@ stop_container() {
     fi
     nspawn_pid=
 }
+# The container has a network namespace of its own (--private-network: its own loopback, none of
+# the host's), so the emulator, a host process (the host's gcloud and Java), is started inside
+# that namespace with nsenter: 127.0.0.1:$emulator_port in the container is the emulator, and
+# no veth pair or address needs configuring. It is its own process group, killed whole; its id
+# is kept in a file, since checks run in subshells and the cleanup must find it.
+emulator_port=$((20000 + RANDOM % 20000))
+# shellcheck disable=SC2034 # for the checks
+emulator=127.0.0.1:$emulator_port
+start_emulator() {
+    stop_emulator
+    local emulator_pid
+    : >"$work/emulator.log"
+    nsenter -t "$leader" -n -- setsid gcloud emulators firestore start --host-port="$emulator" \
+        </dev/null >"$work/emulator.log" 2>&1 &
+    emulator_pid=$!
+    echo "$emulator_pid" >"$work/emulator.pid"
+    for _ in $(seq 120); do
+        grep -q 'Dev App Server is now running' "$work/emulator.log" && return 0
+        kill -0 "$emulator_pid" 2>/dev/null || break
+        sleep 0.5
+    done
+    cat -- "$work/emulator.log"
+    return 1
+}
+stop_emulator() {
+    local emulator_pid
+    emulator_pid=$(cat -- "$work/emulator.pid" 2>/dev/null) || true
+    if [[ -n $emulator_pid ]]; then
+        kill -CONT -- "-$emulator_pid" 2>/dev/null || true
+        kill -TERM -- "-$emulator_pid" 2>/dev/null || true
+        for _ in $(seq 40); do
+            kill -0 -- "-$emulator_pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -KILL -- "-$emulator_pid" 2>/dev/null || true
+    fi
+    rm -f -- "$work/emulator.pid"
+}
+# SIGSTOP: the emulator stops answering (connections are accepted by the kernel, then time out)
+# but keeps its data, so a check can show afterwards that nothing was written to it.
+freeze_emulator() { kill -STOP -- "-$(cat -- "$work/emulator.pid")"; }
+thaw_emulator() { kill -CONT -- "-$(cat -- "$work/emulator.pid")"; }
+# Google's client on the host, in the container's network namespace: Tests/firestore-loop/emulator.py.
+emulator_client() { nsenter -t "$leader" -n -- "$venv/bin/python" "$repo/Tests/firestore-loop/emulator.py" "$emulator" "$@"; }
+
 cleanup() {
     if [[ -n $check_pid ]]; then
         kill -TERM "$check_pid" 2>/dev/null || true
     fi
+    stop_emulator
     stop_container
     rm -rf -- "$work"
 }

@@ -7,6 +7,8 @@ public struct CheckOptions: Sendable {
     public var quiet = false
     /// `--format firestore`: each DOC is a Firestore REST Document body.
     public var format = DocumentFormat.json
+    /// `--print-firestore`: the one DOC, once valid, goes to stdout as a Firestore body.
+    public var printFirestore = false
 
     public init() {}
 }
@@ -38,6 +40,31 @@ public enum CheckJob {
         if !options.quiet { stderr(summary(total: options.documents.count, invalid: invalid, unreadable: unreadable.count)) }
         if let first = unreadable.first { return first.exitStatus }
         return invalid > 0 ? 65 : 0
+    }
+
+    /// `rankings check --print-firestore DOC`: DOC (JSON document or Firestore body) checked as
+    /// `run` checks it and, when valid, written to stdout as the Firestore body `aggregate
+    /// --format firestore` would have written: how a publish hook gets Firestore's types
+    /// (integers, Timestamps) without knowing them. Nothing reaches stdout for an invalid DOC,
+    /// so a hook piping it on never uploads half a check. Same exit statuses as `run`.
+    public static func printFirestore(_ options: CheckOptions, output: JobOutput) throws(JobError) -> Int32 {
+        guard options.documents.count == 1, let name = options.documents.first else {
+            throw .usage("--print-firestore takes exactly one DOC")
+        }
+        // Extra keys would be dropped from the body without a word: refused instead.
+        guard !options.allowExtraKeys else { throw .usage("--print-firestore cannot be used with --allow-extra-keys") }
+        let bytes: [UInt8]
+        do { bytes = try DocumentFile.read(name) } catch { throw .input(error) }
+        let checker = DocumentChecker(top: options.top)
+        let problems = options.format == .firestore ? checker.firestoreProblems(in: bytes) : checker.problems(in: bytes)
+        for problem in problems { output.stderr("\(name): \(problem)") }
+        if !options.quiet { output.stderr(summary(total: 1, invalid: problems.isEmpty ? 0 : 1, unreadable: 0)) }
+        guard problems.isEmpty else { return 65 }
+        guard let content = DocumentContent.read(bytes), let document = RankingsDocument(checked: content) else {
+            throw .data("\(name): valid, but not readable as a rankings document (please report this)")
+        }
+        do { try output.stdout(document.firestore()) } catch { throw .output(error) }
+        return 0
     }
 
     /// One line for CI logs: `rankings: 3 documents checked, all valid`, or the counts.

@@ -17,6 +17,14 @@ public struct Rankings: Sendable, Equatable {
     /// Entries per list accepted by `--top`.
     public static let topRange = 1...1000
 
+    /// Lists and totals as they are, already ranked: a stored document read back.
+    public init(hilarious: [RankedJoke], horrible: [RankedJoke], totalHilarious: Int, totalHorrible: Int) {
+        self.hilarious = hilarious
+        self.horrible = horrible
+        self.totalHilarious = totalHilarious
+        self.totalHorrible = totalHorrible
+    }
+
     /// Ranks by count, highest first; ties go to the smaller id in byte order, so the result
     /// does not depend on the order of the input (the old function kept arrival order).
     public init(_ tally: Tally, top: Int) {

@@ -1,0 +1,185 @@
+# Sourced by Tests/container/run.sh: the whole nightly chain with the shipped Firestore hooks,
+# against Google's emulator (a host process in the container's network namespace, see run.sh):
+# rankings-fetch.service (its tries inside one start), then the job, then rankings-publish.service, under systemd and under
+# the cron wrapper; and with the emulator stopped (SIGSTOP: it keeps its data but answers
+# nothing), the chain fails at the fetch after its retries, and neither the fetched folder nor
+# the document nor Firestore's copy changes.
+#
+# The job reads the sample export (/srv/rankings/exports), not the fetched folder: `rankings`
+# on main reads flat NDJSON only, and the fetch writes Firestore's typed Document lines (issue
+# 15 teaches the job to read them; then RANKINGS_EXPORTS becomes /var/lib/rankings/firestore/current).
+# The emulator is seeded with the same events, so the fetched folder holds them all.
+#
+# Self-contained: installs the package if an earlier check has not, and sets every key it needs.
+# RANKINGS_CONTAINER_EVIDENCE=DIR keeps the journals of both runs.
+
+firestore_project=demo-rankings-container
+firestore_fetched=/var/lib/rankings/firestore
+
+firestore_setup() {
+    in_container_sh "dpkg -s rankings >/dev/null 2>&1 || dpkg -i $deb_in_container >/dev/null"
+    in_container_sh '
+        install -d -m 0755 /srv/rankings/exports
+        # mkdir, not install -d: a chmod of the existing directory would narrow its ACL mask.
+        mkdir -p /var/lib/prometheus/node-exporter
+        systemd-tmpfiles --create rankings.conf
+        cp /mnt/share/rating_events.ndjson /srv/rankings/exports/
+        chmod 0644 /srv/rankings/exports/rating_events.ndjson
+        rm -rf /var/lib/rankings/all_time.json '"$firestore_fetched"' /var/lib/prometheus/node-exporter/*.prom
+        for unit in rankings-publish rankings; do
+            mkdir -p /run/systemd/system/$unit.service.d
+            printf "[Service]\nRestartSec=1s\n" >/run/systemd/system/$unit.service.d/fast.conf
+        done
+        systemctl daemon-reload
+        # Few tries inside each hook and 1 s between the fetch tries, so four tries of a fetch
+        # against a stopped emulator take seconds (the shipped defaults: 5 tries, 300 s).
+        printf "%s\n" RANKINGS_FIRESTORE_ATTEMPTS=2 RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.2 \
+            RANKINGS_RETRY_PAUSE_SECONDS=1 >>/etc/rankings.conf'
+    set_config RANKINGS_EXPORTS /srv/rankings/exports
+    set_config RANKINGS_OUTPUT /var/lib/rankings/all_time.json
+    set_config RANKINGS_FLAGS '"--computed-at 2026-02-18T05:00:00Z"'
+    set_config RANKINGS_METRICS /var/lib/prometheus/node-exporter/rankings.prom
+    set_config RANKINGS_LOG_FILE /var/lib/rankings/cron.log
+    set_config RANKINGS_FETCH "\"/usr/libexec/rankings-fetch-firestore $firestore_fetched\""
+    set_config RANKINGS_PUBLISH /usr/libexec/rankings-publish-firestore
+    set_config RANKINGS_FIRESTORE_PROJECT "$firestore_project"
+    set_config FIRESTORE_EMULATOR_HOST "$emulator"
+    in_container systemctl reset-failed 2>/dev/null || true
+    start_emulator
+    expect "events seeded" "$(emulator_client "$firestore_project" seed "$repo/sample-data/rating_events.ndjson")" 5000
+}
+check "firestore: the emulator seeded with the sample's 5000 events, the package configured for it" firestore_setup
+
+firestore_show() { emulator_client "$firestore_project" show weekly_rankings all_time; }
+firestore_update_time() { firestore_show | awk -F'"' '$2 == "update_time" { print $4 }'; }
+firestore_unit() { in_container systemctl show -P "$2" "$1"; }
+firestore_publish_done() { [[ $(firestore_unit rankings-publish.service ActiveState) =~ ^(inactive|failed)$ ]]; }
+firestore_metric() { in_container awk -v k="$2" '$1 == k { print $2 }' "/var/lib/prometheus/node-exporter/$1"; }
+# A stopped emulator accepts connections and never answers: each call waits for its timeout,
+# 2 s while the emulator is stopped (the shipped 60 s otherwise; a first page can take seconds).
+firestore_short_timeout() { in_container_sh 'echo RANKINGS_FIRESTORE_TIMEOUT_SECONDS=2 >>/etc/rankings.conf'; }
+firestore_default_timeout() { in_container sed -i '/^RANKINGS_FIRESTORE_TIMEOUT_SECONDS=/d' /etc/rankings.conf; }
+firestore_evidence() {
+    if [[ -n ${RANKINGS_CONTAINER_EVIDENCE:-} ]]; then
+        mkdir -p -- "$RANKINGS_CONTAINER_EVIDENCE"
+        cat >"$RANKINGS_CONTAINER_EVIDENCE/$1"
+    else
+        cat >/dev/null
+    fi
+}
+
+firestore_systemd_chain() {
+    local since
+    since=$(in_container date +%s)
+    in_container systemctl start rankings.service
+    expect "fetch result" "$(firestore_unit rankings-fetch.service Result)" success
+    expect "events fetched" "$(in_container_sh "wc -l <$firestore_fetched/current/rating_events.ndjson")" 5000
+    expect "fetched folder owner" "$(in_container stat -c %U "$firestore_fetched/current/")" rankings
+    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/all_time.json"
+    wait_until 60 firestore_publish_done
+    expect "publish result" "$(firestore_unit rankings-publish.service Result)" success
+    # In that order: the fetch ended before the job started, the job before the publish.
+    local fetch_end job_start job_end publish_start
+    fetch_end=$(firestore_unit rankings-fetch.service ExecMainExitTimestampMonotonic)
+    job_start=$(firestore_unit rankings.service ExecMainStartTimestampMonotonic)
+    job_end=$(firestore_unit rankings.service ExecMainExitTimestampMonotonic)
+    publish_start=$(firestore_unit rankings-publish.service ExecMainStartTimestampMonotonic)
+    ((fetch_end <= job_start && job_end <= publish_start))
+    emulator_client "$firestore_project" matches weekly_rankings all_time "$repo/sample-data/expected/all_time.json"
+    expect "fetch metric" "$(firestore_metric rankings-fetch.prom rankings_fetch_last_run_exit_status)" 0
+    in_container journalctl --no-pager --since "@$since" -o short-iso \
+        -u rankings-fetch.service -u rankings.service -u rankings-publish.service | firestore_evidence systemd-chain.journal
+    firestore_show | firestore_evidence systemd-chain.document
+}
+check "systemd: rankings.service runs fetch, job, publish in order; the emulator holds weekly_rankings/all_time" \
+    firestore_systemd_chain
+
+firestore_systemd_failed_fetch() {
+    local since current document updated job_start publish_start last_success
+    since=$(in_container date +%s)
+    current=$(in_container readlink "$firestore_fetched/current")
+    document=$(in_container sha256sum /var/lib/rankings/all_time.json)
+    updated=$(firestore_update_time)
+    job_start=$(firestore_unit rankings.service ExecMainStartTimestampMonotonic)
+    publish_start=$(firestore_unit rankings-publish.service ExecMainStartTimestampMonotonic)
+    last_success=$(firestore_metric rankings.prom rankings_last_success_timestamp_seconds)
+    freeze_emulator
+    firestore_short_timeout
+    local status=0
+    # Returns once the fetch's last try failed: the job's start fails with its dependency.
+    in_container systemctl start rankings.service || status=$?
+    firestore_default_timeout
+    thaw_emulator
+    ((status != 0))
+    expect "fetch state" "$(firestore_unit rankings-fetch.service ActiveState)" failed
+    in_container systemctl --failed --plain --no-legend | grep -q '^rankings-fetch.service '
+    expect "job started again?" "$(firestore_unit rankings.service ExecMainStartTimestampMonotonic)" "$job_start"
+    expect "publish started again?" "$(firestore_unit rankings-publish.service ExecMainStartTimestampMonotonic)" "$publish_start"
+    expect "current" "$(in_container readlink "$firestore_fetched/current")" "$current"
+    expect "document" "$(in_container sha256sum /var/lib/rankings/all_time.json)" "$document"
+    expect "Firestore's copy (update time)" "$(firestore_update_time)" "$updated"
+    expect "fetch metric" "$(firestore_metric rankings-fetch.prom rankings_fetch_last_run_exit_status)" 69
+    expect "the job's last success" "$(firestore_metric rankings.prom rankings_last_success_timestamp_seconds)" "$last_success"
+    local log
+    log=$(in_container journalctl --no-pager --since "@$since" -o cat -u rankings-fetch.service)
+    expect "fetch tries" "$(grep -c '^rankings-fetch-firestore: error: ' <<<"$log")" 4
+    expect "tries again" "$(grep -c '; trying again in 1s$' <<<"$log")" 3
+    expect "gives up" "$(grep -c '^fetch failed with status 69 on try 4; no tries left, the job does not run$' <<<"$log")" 1
+    in_container journalctl --no-pager --since "@$since" -o short-iso \
+        -u rankings-fetch.service -u rankings.service -u rankings-publish.service | firestore_evidence systemd-failed-fetch.journal
+    in_container systemctl reset-failed rankings-fetch.service
+}
+check "systemd: emulator stopped, the fetch fails 4 times, shows in systemctl --failed; job, publish, current, document and Firestore untouched" \
+    firestore_systemd_failed_fetch
+
+firestore_cron() { in_container runuser -u rankings -- /usr/libexec/rankings-cron /etc/rankings.conf; }
+
+firestore_cron_chain() {
+    local updated
+    updated=$(firestore_update_time)
+    in_container rm -f /var/lib/rankings/all_time.json /var/lib/rankings/cron.log
+    firestore_cron
+    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/all_time.json"
+    # The wrapper's steps, in order.
+    expect "steps" "$(in_container sed -n 's/^[^ ]* rankings-cron\[[0-9]*\]: \(fetching\|fetched\|starting\|done\|publishing\|published\).*/\1/p' \
+        /var/lib/rankings/cron.log | tr '\n' ' ')" "fetching fetched starting done publishing published "
+    [[ $(firestore_update_time) != "$updated" ]]
+    emulator_client "$firestore_project" matches weekly_rankings all_time "$repo/sample-data/expected/all_time.json"
+    in_container cat /var/lib/rankings/cron.log | firestore_evidence cron-chain.log
+}
+check "cron: rankings-cron runs fetch, job, publish in order, and the emulator holds weekly_rankings/all_time" \
+    firestore_cron_chain
+
+firestore_cron_failed_fetch() {
+    local current document updated status=0
+    current=$(in_container readlink "$firestore_fetched/current")
+    document=$(in_container sha256sum /var/lib/rankings/all_time.json)
+    updated=$(firestore_update_time)
+    in_container rm -f /var/lib/rankings/cron.log
+    freeze_emulator
+    firestore_short_timeout
+    firestore_cron || status=$?
+    firestore_default_timeout
+    thaw_emulator
+    expect "exit status" "$status" 69
+    expect "fetch tries" "$(in_container grep -c 'fetch hook failed' /var/lib/rankings/cron.log)" 4
+    expect "job runs" "$(in_container grep -c 'starting (New York time' /var/lib/rankings/cron.log || true)" 0
+    expect "current" "$(in_container readlink "$firestore_fetched/current")" "$current"
+    expect "document" "$(in_container sha256sum /var/lib/rankings/all_time.json)" "$document"
+    expect "Firestore's copy (update time)" "$(firestore_update_time)" "$updated"
+    in_container cat /var/lib/rankings/cron.log | firestore_evidence cron-failed-fetch.log
+}
+check "cron: emulator stopped, the wrapper tries the fetch 4 times, exits 69; job, current, document and Firestore untouched" \
+    firestore_cron_failed_fetch
+
+firestore_teardown() {
+    stop_emulator
+    set_config RANKINGS_FETCH ''
+    set_config RANKINGS_PUBLISH ''
+    in_container_sh 'rm -rf /run/systemd/system/rankings-fetch.service.d /run/systemd/system/rankings-publish.service.d \
+            /run/systemd/system/rankings.service.d
+        sed -i "/^RANKINGS_FIRESTORE_\(ATTEMPTS\|TIMEOUT_SECONDS\|BACKOFF_SECONDS\)=/d; /^RANKINGS_RETRY_PAUSE_SECONDS=/d" /etc/rankings.conf
+        systemctl daemon-reload
+        systemctl reset-failed 2>/dev/null || true'
+}
+check "firestore: emulator stopped, hooks unconfigured again" firestore_teardown

@@ -1,0 +1,32 @@
+#!/bin/bash
+# The shipped Firestore hooks against Google's own Firestore emulator, outside any container:
+# rankings-fetch-firestore by both methods, then rankings-publish-firestore, the documents read
+# back with Google's Python client; and with Firestore unreachable, both fail and DIR/current
+# stays as it was. See loop.py for the checks.
+#
+#   Tests/firestore-loop/run.sh [RANKINGS]     default: .build/debug/rankings (built by `swift test`)
+#
+# Needs `gcloud` with the Firestore emulator component (google-cloud-cli-firestore-emulator) and
+# Java; fails when they are missing. google-cloud-firestore comes from PyPI into the virtual
+# environment Tests/firestore/venv.sh makes. About 40 s, most of it the emulator's start and
+# the seeding of 5,000 events.
+# Prints `N passed, M failed` and exits non-zero when anything failed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+rankings=${1:-.build/debug/rankings}
+if [[ ! -x $rankings ]]; then
+    echo "Tests/firestore-loop/run.sh: no rankings executable at $rankings (run swift build first)" >&2
+    exit 2
+fi
+for tool in gcloud java; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "Tests/firestore-loop/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
+        exit 2
+    fi
+done
+
+# shellcheck source=Tests/firestore/venv.sh
+source Tests/firestore/venv.sh
+
+exec "$venv/bin/python" Tests/firestore-loop/loop.py "$(realpath -- "$rankings")"
