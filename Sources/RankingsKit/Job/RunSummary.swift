@@ -10,6 +10,9 @@ public struct RunSummary: Sendable, Equatable {
     public var horrible = 0
     public var neutral = 0
     public var badLines = 0
+    /// Documents or entities of other collections (typed lines, managed exports): not events,
+    /// not bad.
+    public var leftOutDocuments = 0
     public var distinctJokes = 0
     public var inputBytes: Int64 = 0
     public var seconds = 0.0
@@ -22,6 +25,7 @@ public struct RunSummary: Sendable, Equatable {
         var text = "rankings: \(validEvents) events (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
         if filteredOut > 0 { text += ", \(filteredOut) left out by filters" }
         if duplicatesRemoved > 0 { text += ", \(duplicatesRemoved) duplicates removed" }
+        if leftOutDocuments > 0 { text += ", \(leftOutDocuments) documents of other collections left out" }
         return text + "), \(badLines) bad lines, \(distinctJokes) jokes, \(inputBytes) bytes in \(format3(seconds)) s"
     }
 
@@ -33,6 +37,7 @@ public struct RunSummary: Sendable, Equatable {
             ("filtered_out", String(filteredOut)), ("duplicates_removed", String(duplicatesRemoved)),
             ("hilarious", String(hilarious)),
             ("horrible", String(horrible)), ("neutral", String(neutral)), ("bad_lines", String(badLines)),
+            ("left_out_documents", String(leftOutDocuments)),
             ("distinct_jokes", String(distinctJokes)), ("input_bytes", String(inputBytes)),
             ("seconds", format3(seconds)), ("exit_status", String(exitStatus)),
         ]
