@@ -8,7 +8,7 @@
 struct RecordCounter: LineConsumer, ~Copyable {
     var counter: EventCounter
     var badLines: BadLineLog { counter.badRecords }
-    /// Set when the file's first non-blank line opens a JSON array: the whole file is one
+    /// Set when the file's first non-blank line opens a JSON array of objects: the file is one
     /// array, not NDJSON, and the run is refused rather than counted as a few bad lines.
     private(set) var startsWithArray = false
     private var validator: RecordValidator
@@ -71,11 +71,18 @@ struct RecordCounter: LineConsumer, ~Copyable {
         }
     }
 
-    /// Whether the line's first byte other than JSON whitespace is `[`.
+    /// Whether the line opens an array of objects: `[` followed by `{`, or by nothing on this
+    /// line (a pretty-printed array). `[]` or `[1]` on a first line stay bad lines.
     private static func opensArray(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool {
-        var p = start
-        while p < end && (p.pointee == 0x20 || p.pointee == 0x09 || p.pointee == 0x0D) { p += 1 }
-        return p < end && p.pointee == UInt8(ascii: "[")
+        func skipSpace(_ p: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
+            var p = p
+            while p < end && (p.pointee == 0x20 || p.pointee == 0x09 || p.pointee == 0x0D) { p += 1 }
+            return p
+        }
+        let open = skipSpace(start)
+        guard open < end && open.pointee == UInt8(ascii: "[") else { return false }
+        let next = skipSpace(open + 1)
+        return next == end || next.pointee == UInt8(ascii: "{")
     }
 
     mutating func overlongLine(number: Int, offset: Int64) {

@@ -77,7 +77,7 @@ struct InputDirectoryTests {
     @Test(arguments: ["[{\"joke_id\": \"j\", \"rating\": 5}, {\"joke_id\": \"k\", \"rating\": 1}]\n",
                       "[\n  {\n    \"joke_id\": \"j\",\n    \"rating\": 5\n  }\n]\n",
                       "\n  [ {\"joke_id\": \"j\", \"rating\": 5} ]",
-                      "[]\n"])
+                      "\u{FEFF}[\r\n{\"joke_id\": \"j\", \"rating\": 5}\r\n]\r\n"])
     func refusesAJSONArrayFile(_ array: String) throws {
         try ScratchDirectory.with { dir in
             try dir.write("exports/a.ndjson", eventLine("j", "5"))
@@ -92,14 +92,17 @@ struct InputDirectoryTests {
         }
     }
 
-    /// Not an array file: a bad line that happens to be an array, after the first line.
-    @Test func anArrayLineAfterTheFirstIsABadLine() throws {
+    /// Not an array file: an array of objects after the first line, or a first line that is an
+    /// array of no objects, is a bad line.
+    @Test func otherArrayLinesAreBadLines() throws {
         try ScratchDirectory.with { dir in
-            try dir.write("a.ndjson", eventLine("j", "5") + "[1]\n")
-            let result = try Self.run(["aggregate", "--computed-at", fixedComputedAt, "--max-invalid", "1", "-q", "a.ndjson"],
-                                      in: dir)
+            try dir.write("a.ndjson", eventLine("j", "5") + "[{\"joke_id\": \"j\", \"rating\": 5}]\n")
+            try dir.write("b.ndjson", "[1]\n" + eventLine("j", "5"))
+            let result = try Self.run(["aggregate", "--computed-at", fixedComputedAt, "--max-invalid", "2", "-q",
+                                       "a.ndjson", "b.ndjson"], in: dir)
             #expect(result.status == 0, "\(result.stderrText)")
-            #expect(result.stderrText == "a.ndjson:2: invalid record: the line is not a JSON object\n")
+            #expect(result.stderrText == "a.ndjson:2: invalid record: the line is not a JSON object\n"
+                    + "b.ndjson:1: invalid record: the line is not a JSON object\n")
         }
     }
 
