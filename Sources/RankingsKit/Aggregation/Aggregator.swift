@@ -14,14 +14,18 @@ public struct AggregationResult: Sendable {
     public var filteredOut = 0
     /// Events that lost to a later vote of the same device (or the same event id).
     public var duplicatesRemoved = 0
+    /// Documents or entities of other collections: neither counted nor bad.
+    public var leftOut = 0
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
 ///
-/// Regular files are cut into pieces at byte offsets; each piece owns the lines that start
-/// inside it, so pieces never share a line. Threads take pieces in order and tally them;
-/// each piece keeps its own line count and bad-line log, so bad lines are numbered and
-/// reported exactly as a single thread would, whatever the scheduling.
+/// Files that can be split are cut into pieces at byte offsets (any offset for JSON lines, a
+/// multiple of the reader's `splitUnit` for other formats); each piece owns the records that
+/// start inside it, so pieces never share a record. Threads take pieces in order and feed
+/// each record to an `EventCounter`; each piece keeps its own record count and bad-record
+/// log, so bad records are numbered and reported exactly as a single thread would, whatever
+/// the scheduling.
 public enum Aggregator {
     /// Pieces are at most this large (fine-grained enough to balance threads) and at least
     /// `minPieceSize` (so a small file is not split for nothing).
@@ -35,8 +39,10 @@ public enum Aggregator {
     }
 
     struct PieceResult: Sendable {
-        var lines = 0
+        /// Lines or records seen, for numbering the next piece's.
+        var records = 0
         var badLines = BadLineLog()
+        var leftOut = 0
         var bytes: Int64 = 0
         var error: InputError?
     }
@@ -69,13 +75,16 @@ public enum Aggregator {
     static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {
         var pieces: [Piece] = []
         for (index, file) in files.enumerated() {
-            guard file.kind == .regular, file.size > (pieceSize ?? minPieceSize), threads > 1 || pieceSize != nil else {
+            guard file.canSplit, file.size > (pieceSize ?? minPieceSize), threads > 1 || pieceSize != nil else {
                 pieces.append(Piece(file: index, start: 0, end: .max))
                 continue
             }
             // Several pieces per thread, so a thread that finishes early finds more work.
             let wanted = max(file.size / Int64(threads * 4), minPieceSize)
-            let size = max(1, pieceSize ?? min(wanted, maxPieceSize))
+            var size = max(1, pieceSize ?? min(wanted, maxPieceSize))
+            if case .records(let reader) = file.format, let unit = reader.splitUnit {
+                size = max(unit, size / unit * unit)
+            }
             var start: Int64 = 0
             while start < file.size {
                 let end = start + size >= file.size ? Int64.max : start + size
@@ -89,28 +98,54 @@ public enum Aggregator {
     static func read(_ piece: Piece, of file: InputFile, reader: LineReader, worker: WorkerTally,
                      selection: EventSelection, progress: ProgressCounter) -> PieceResult {
         var result = PieceResult()
-        // Start one byte early: if that byte ends a line, our first line starts at `start`.
-        let from = piece.start == 0 ? 0 : piece.start - 1
-        var counter = RecordCounter(worker: worker, selection: selection, file: piece.file, baseOffset: from)
         do {
-            switch file.kind {
-            case .regular:
-                var source = CountingSource(source: FileRangeSource(fd: file.fd, path: file.displayPath, offset: from),
-                                            counter: progress)
-                let range = LineReader.Range(skipFirstLine: piece.start > 0,
-                                             limit: piece.end == .max ? .max : piece.end - from,
-                                             atFileStart: piece.start == 0)
-                result.lines = try reader.read(&source, range: range, into: &counter)
-                // Count each byte of the file once, though pieces read across their ends.
-                result.bytes = min(piece.end, file.size) - piece.start
-            case .gzip, .stream:
-                (result.lines, result.bytes) = try file.readLines(with: reader, progress: progress, into: &counter)
+            switch file.format {
+            case .jsonLines:
+                try readLines(piece, of: file, reader: reader, worker: worker, selection: selection,
+                              progress: progress, into: &result)
+            case .records(let format):
+                let opened = try file.open()
+                defer { withExtendedLifetime(opened) {} }
+                var counter = EventCounter(worker: worker, selection: selection, file: piece.file)
+                defer {
+                    result.badLines = counter.badRecords
+                    result.leftOut = counter.leftOut
+                }
+                (result.records, result.bytes) = try format.read(file, descriptor: opened.fd, from: piece.start,
+                                                                 to: piece.end, into: &counter, progress: progress)
             }
         } catch {
             result.error = error
         }
-        result.badLines = counter.badLines
         return result
+    }
+
+    private static func readLines(_ piece: Piece, of file: InputFile, reader: LineReader, worker: WorkerTally,
+                                  selection: EventSelection, progress: ProgressCounter,
+                                  into result: inout PieceResult) throws(InputError) {
+        // Start one byte early: if that byte ends a line, our first line starts at `start`.
+        let from = piece.start == 0 ? 0 : piece.start - 1
+        var counter = RecordCounter(worker: worker, selection: selection, file: piece.file, baseOffset: from,
+                                    atFileStart: piece.start == 0)
+        defer {
+            result.badLines = counter.badLines
+            result.leftOut = counter.counter.leftOut
+        }
+        if file.canSplit {
+            let opened = try file.open()
+            defer { withExtendedLifetime(opened) {} }
+            var source = CountingSource(source: FileRangeSource(fd: opened.fd, path: file.displayPath, offset: from),
+                                        counter: progress)
+            let range = LineReader.Range(skipFirstLine: piece.start > 0,
+                                         limit: piece.end == .max ? .max : piece.end - from,
+                                         atFileStart: piece.start == 0)
+            result.records = try reader.read(&source, range: range, into: &counter)
+            // Count each byte of the file once, though pieces read across their ends.
+            result.bytes = min(piece.end, file.size) - piece.start
+        } else {
+            (result.records, result.bytes) = try file.readLines(with: reader, progress: progress, into: &counter)
+        }
+        if counter.startsWithArray { throw .jsonArray(path: file.displayPath) }
     }
 
     private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece]) throws(InputError) -> AggregationResult {
@@ -137,21 +172,26 @@ public enum Aggregator {
             duplicatesRemoved = validEvents - filteredOut - votes.count
         }
         var first: [(path: String, line: BadLine)] = []
-        var count = 0
+        var count = 0, leftOut = 0
         var bytes: Int64 = 0
-        var linesBefore = 0
+        var recordsBefore = 0
         for (index, piece) in pieces.enumerated() {
             guard let result = results[index] else { continue }
-            if index > 0 && pieces[index - 1].file != piece.file { linesBefore = 0 }
+            if index > 0 && pieces[index - 1].file != piece.file { recordsBefore = 0 }
+            let file = files[piece.file]
             for bad in result.badLines.first where first.count < BadLineLog.shownLimit {
-                first.append((files[piece.file].displayPath, BadLine(line: linesBefore + bad.line, reason: bad.reason)))
+                var numbered = BadLine(line: recordsBefore + bad.line, reason: bad.reason)
+                if case .records = file.format { numbered.isRecord = true }
+                first.append((file.displayPath, numbered))
             }
             count += result.badLines.count
+            leftOut += result.leftOut
             bytes += result.bytes
-            linesBefore += result.lines
+            recordsBefore += result.records
         }
         return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes,
-                                 validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved)
+                                 validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved,
+                                 leftOut: leftOut)
     }
 
     /// State the worker threads share.

@@ -2,9 +2,16 @@
 public struct BadLine: Sendable, Equatable {
     public var line: Int
     public var reason: String
+    /// Counted in records of a non-line format (a managed export's output file), not in lines.
+    public var isRecord = false
     public init(line: Int, reason: String) {
         self.line = line
         self.reason = reason
+    }
+
+    /// `PATH:N: reason` for a line, `PATH:record N: reason` for a record.
+    public func message(in path: String) -> String {
+        "\(path):\(isRecord ? "record " : "")\(line): \(reason)"
     }
 }
 

@@ -58,8 +58,11 @@ public enum AggregateJob {
             weekBounds = week.bounds(in: zone)
         }
         let files: [InputFile]
-        do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
-        defer { for file in files where file.fd > 2 { close(file.fd) } }
+        do { files = try InputFile.resolve(options.inputs, warn: output.stderr) } catch { throw .input(error) }
+        let outputs = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
+        if let refusal = OwnOutputs.refusal(outputs: outputs, inputs: options.inputs, files: files) {
+            throw .usage(refusal)
+        }
 
         // Create every output's temporary file first: a run that cannot write fails at once.
         let document: AtomicFile?
@@ -83,7 +86,7 @@ public enum AggregateJob {
         meter?.finish()
 
         for bad in result.firstBadLines {
-            output.stderr("\(bad.path):\(bad.line.line): \(bad.line.reason)")
+            output.stderr(bad.line.message(in: bad.path))
         }
         if result.badLineCount > result.firstBadLines.count {
             let more = result.badLineCount - result.firstBadLines.count
@@ -100,6 +103,7 @@ public enum AggregateJob {
         summary.horrible = totals.horrible
         summary.neutral = totals.neutral
         summary.badLines = result.badLineCount
+        summary.leftOutDocuments = result.leftOut
         summary.distinctJokes = result.tally.countedJokes
         summary.inputBytes = result.inputBytes
         facts.summary = summary

@@ -14,6 +14,9 @@ public enum JobError: Error, Sendable {
         case .input(.cannotOpen): 66
         case .input(.readFailed): 74
         case .input(.corruptGzip): 65
+        case .input(.noExportFiles): 66
+        case .input(.jsonArray): 65
+        case .input(.managedExport): 64
         case .output(.cannotCreate): 73
         case .output(.writeFailed): 74
         }
@@ -25,6 +28,14 @@ public enum JobError: Error, Sendable {
         case .input(.cannotOpen(let path, let reason)): "cannot read \(path): \(reason)"
         case .input(.readFailed(let path, let reason)): "error reading \(path): \(reason)"
         case .input(.corruptGzip(let path, let reason)): "\(path): \(reason)"
+        case .input(.noExportFiles(let directory)):
+            "\(directory): no file matched; a directory contributes its regular files named "
+                + InputFile.exportSuffixes.map { "*" + $0 }.joined(separator: ", ") + " (not in subdirectories, not dot-files)"
+        case .input(.jsonArray(let path)):
+            "\(path): the file is one JSON array, not NDJSON (one object per line); nothing written. "
+                + "Convert it with: jq -c '.[]' \(path) > NAME.ndjson"
+        case .input(.managedExport(let path)):
+            "\(path) is a Firestore managed export; this command reads NDJSON files only"
         case .output(.cannotCreate(let path, let reason)): "cannot create \(path): \(reason)"
         case .output(.writeFailed(let path, let reason)): "error writing \(path): \(reason)"
         }

@@ -10,6 +10,9 @@ public struct RunSummary: Sendable, Equatable {
     public var horrible = 0
     public var neutral = 0
     public var badLines = 0
+    /// Documents or entities of other collections (typed lines, managed exports): not events,
+    /// not bad.
+    public var leftOutDocuments = 0
     public var distinctJokes = 0
     public var inputBytes: Int64 = 0
     public var seconds = 0.0
@@ -23,6 +26,9 @@ public struct RunSummary: Sendable, Equatable {
             + " (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
         if filteredOut > 0 { text += ", \(filteredOut) left out by filters" }
         if duplicatesRemoved > 0 { text += ", " + counted(duplicatesRemoved, "duplicate", "duplicates") + " removed" }
+        if leftOutDocuments > 0 {
+            text += ", " + counted(leftOutDocuments, "document", "documents") + " of other collections left out"
+        }
         return text + "), " + counted(badLines, "bad line", "bad lines") + ", " + counted(distinctJokes, "joke", "jokes")
             + ", " + counted(inputBytes, "byte", "bytes") + " in \(format3(seconds)) s"
     }
@@ -35,6 +41,7 @@ public struct RunSummary: Sendable, Equatable {
             ("filtered_out", String(filteredOut)), ("duplicates_removed", String(duplicatesRemoved)),
             ("hilarious", String(hilarious)),
             ("horrible", String(horrible)), ("neutral", String(neutral)), ("bad_lines", String(badLines)),
+            ("left_out_documents", String(leftOutDocuments)),
             ("distinct_jokes", String(distinctJokes)), ("input_bytes", String(inputBytes)),
             ("seconds", format3(seconds)), ("exit_status", String(exitStatus)),
         ]

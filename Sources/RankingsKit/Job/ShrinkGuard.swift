@@ -88,6 +88,8 @@ public enum ShrinkGuard {
             switch error {
             case .cannotOpen(_, let reason), .readFailed(_, let reason), .corruptGzip(_, let reason):
                 return .unusable(reason)
+            default:
+                return .unusable(JobError.input(error).message)
             }
         }
         if bytes.count > DocumentChecker.maximumSize { return .unusable("larger than a rankings document") }

@@ -19,8 +19,7 @@ public enum MigrateJob {
     @discardableResult
     public static func run(_ options: MigrateOptions, output: JobOutput) throws(JobError) -> MigrationCounts {
         let files: [InputFile]
-        do { files = try InputFile.resolve(options.inputs) } catch { throw .input(error) }
-        defer { for file in files where file.fd > 2 { close(file.fd) } }
+        do { files = try InputFile.resolve(options.inputs, warn: output.stderr) } catch { throw .input(error) }
 
         // The destination exists before any input is read, so one that cannot be created fails
         // at once; until `commit` (or the copy to stdout) nothing outside it changes.
@@ -46,7 +45,7 @@ public enum MigrateJob {
 
         let counts = migrator.counts
         for (path, bad) in migrator.shownBadLines {
-            output.stderr("\(path):\(bad.line): \(bad.reason)")
+            output.stderr(bad.message(in: path))
         }
         if counts.badLines > migrator.shownBadLines.count {
             let more = counts.badLines - migrator.shownBadLines.count

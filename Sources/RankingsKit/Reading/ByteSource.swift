@@ -17,6 +17,14 @@ public enum InputError: Error, Sendable, Equatable {
     case readFailed(path: String, reason: String)
     /// A gzip stream is corrupt or truncated (status 65: the data is bad, not the disk).
     case corruptGzip(path: String, reason: String)
+    /// A directory given as an input holds no file the run reads (status 66: an export that
+    /// has not arrived yet is worth retrying).
+    case noExportFiles(directory: String)
+    /// A file that is one JSON array, not one record per line (status 65, whatever
+    /// `--max-invalid` says: its events would otherwise be dropped as a few bad lines).
+    case jsonArray(path: String)
+    /// A Firestore managed export given to a command that reads JSON lines only (status 64).
+    case managedExport(path: String)
 }
 
 /// Reads a file descriptor from a fixed offset with `pread`, so several threads can share

@@ -1,44 +1,111 @@
 import Glibc
 
-/// One input the run reads, opened up front so that a missing file fails the run before any
-/// work is done.
+/// One input the run reads. It is checked up front (it exists and can be opened and read), so
+/// a missing file fails the run before any work is done, but it is opened again only when it
+/// is read: a directory of thousands of files never holds thousands of descriptors.
+///
+/// Three separate facts say how to read it: its `format` (what a record looks like), its
+/// `compression` and whether it `canSplit` (whether threads may read byte ranges of it).
 public struct InputFile: Sendable {
-    public enum Kind: Sendable, Equatable {
-        /// A regular uncompressed file: it can be split between threads.
-        case regular
-        /// A regular file starting with the gzip magic bytes.
+    /// What a record of the input looks like.
+    public enum Format: Sendable {
+        /// JSON lines: flat records and typed Firestore documents, mixed as they come.
+        case jsonLines
+        /// A format with its own reader (a managed export's output files).
+        case records(any RecordFileReader)
+    }
+
+    public enum Compression: Sendable, Equatable {
+        case none
         case gzip
-        /// A pipe, a terminal, standard input: read front to back (gzip detected on the fly).
-        case stream
+        /// A stream, whose first bytes are looked at when it is read.
+        case detectOnRead
+
+        /// The one place gzip is recognised: by its magic bytes.
+        static func of(_ b0: UInt8, _ b1: UInt8) -> Compression { GzipMagic.matches(b0, b1) ? .gzip : .none }
+    }
+
+    /// Where the bytes come from.
+    public enum Origin: Sendable, Equatable {
+        /// Opened for reading when read, closed after.
+        case path(String)
+        /// A descriptor already open (standard input, tests), never closed here.
+        case descriptor(Int32)
     }
 
     /// The path as the user gave it (`-` for standard input), or `DIR/name` for a file found
-    /// in a directory: what bad-line messages print.
+    /// in a directory: what bad-record messages print.
     public let displayPath: String
-    public let fd: Int32
-    public let kind: Kind
+    public let origin: Origin
+    public let format: Format
+    public let compression: Compression
     /// Bytes on disk, for splitting and progress; 0 for streams.
     public let size: Int64
+    /// Device and inode of a regular file, to recognise the run's own outputs.
+    let identity: FileIdentity?
 
-    /// Opens `path` ("-" is standard input); a directory expands to its export files.
-    public static func resolve(_ arguments: [String]) throws(InputError) -> [InputFile] {
+    /// Threads may read byte ranges of it: a regular uncompressed file.
+    public var canSplit: Bool {
+        guard size > 0, compression == .none else { return false }
+        switch format {
+        case .jsonLines: return true
+        case .records(let reader): return reader.splitUnit != nil
+        }
+    }
+
+    public init(displayPath: String, origin: Origin, format: Format = .jsonLines, compression: Compression,
+                size: Int64, identity: FileIdentity? = nil) {
+        self.displayPath = displayPath
+        self.origin = origin
+        self.format = format
+        self.compression = compression
+        self.size = size
+        self.identity = identity
+    }
+
+    /// An open descriptor read the old way (fuzz targets and tests).
+    public enum Kind: Sendable, Equatable { case regular, gzip, stream }
+    public init(displayPath: String, fd: Int32, kind: Kind, size: Int64) {
+        let compression: Compression = switch kind {
+        case .regular: .none
+        case .gzip: .gzip
+        case .stream: .detectOnRead
+        }
+        self.init(displayPath: displayPath, origin: .descriptor(fd), compression: compression, size: size)
+    }
+
+    /// The descriptor of an `Origin.descriptor` input; -1 for one opened when read.
+    public var fd: Int32 {
+        if case .descriptor(let fd) = origin { return fd }
+        return -1
+    }
+
+    /// Checks each argument ("-" is standard input); a directory expands to its export files.
+    ///
+    /// - Parameter warn: told about each directory entry skipped because it is not a regular file.
+    public static func resolve(_ arguments: [String], warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
         var files: [InputFile] = []
         for argument in arguments {
             if argument == "-" {
-                files.append(InputFile(displayPath: "-", fd: 0, kind: .stream, size: 0))
+                files.append(InputFile(displayPath: "-", origin: .descriptor(0), compression: .detectOnRead, size: 0))
                 continue
             }
             var st = stat()
             guard stat(argument, &st) == 0 else {
                 throw .cannotOpen(path: argument, reason: String(cString: strerror(errno)))
             }
-            if st.st_mode & S_IFMT == S_IFDIR {
-                for name in try exportNames(in: argument) {
-                    let path = argument.hasSuffix("/") ? argument + name : argument + "/" + name
-                    files.append(try open(path))
-                }
-            } else {
-                files.append(try open(argument))
+            guard st.st_mode & S_IFMT == S_IFDIR else {
+                files.append(try check(argument))
+                continue
+            }
+            let listing = try DirectoryListing(argument)
+            if listing.isManagedExport { throw .managedExport(path: argument) }
+            for skipped in listing.skipped {
+                warn("rankings: skipped \(join(argument, skipped.name)): \(skipped.why)")
+            }
+            if listing.exportNames.isEmpty { throw .noExportFiles(directory: argument) }
+            for name in listing.exportNames {
+                files.append(try check(join(argument, name)))
             }
         }
         return files
@@ -47,52 +114,78 @@ public struct InputFile: Sendable {
     /// Suffixes of the files a directory contributes.
     public static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
 
-    /// The export files directly in `directory`: no dot-files, no subdirectories, in byte order.
-    static func exportNames(in directory: String) throws(InputError) -> [String] {
-        guard let dir = opendir(directory) else {
-            throw .cannotOpen(path: directory, reason: String(cString: strerror(errno)))
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name.hasPrefix(".") { continue }
-            guard exportSuffixes.contains(where: { name.hasSuffix($0) }) else { continue }
-            var st = stat()
-            let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-            // Follows links; a subdirectory named like an export is not read.
-            if stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR { continue }
-            names.append(name)
-        }
-        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
-    static func open(_ path: String) throws(InputError) -> InputFile {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+    /// Opens `path`, learns what it is and closes it again.
+    static func check(_ path: String) throws(InputError) -> InputFile {
+        let opened = try OpenedInput(path)
+        let fd = opened.fd
         var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw .cannotOpen(path: path, reason: reason)
-        }
-        if st.st_mode & S_IFMT == S_IFDIR {
-            close(fd)
-            throw .cannotOpen(path: path, reason: "is a directory")
-        }
+        guard fstat(fd, &st) == 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        if st.st_mode & S_IFMT == S_IFDIR { throw .cannotOpen(path: path, reason: "is a directory") }
+        // A FIFO or a device named on the command line is read as a stream, as the user asked.
         guard st.st_mode & S_IFMT == S_IFREG else {
-            return InputFile(displayPath: path, fd: fd, kind: .stream, size: 0)
+            return InputFile(displayPath: path, origin: .path(path), compression: .detectOnRead, size: 0)
         }
         var magic: (UInt8, UInt8) = (0, 0)
         let n = withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) }
-        if n < 0 {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw .cannotOpen(path: path, reason: reason)
-        }
-        let gzip = n == 2 && GzipMagic.matches(magic.0, magic.1)
-        return InputFile(displayPath: path, fd: fd, kind: gzip ? .gzip : .regular, size: Int64(st.st_size))
+        if n < 0 { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        let compression = n == 2 ? Compression.of(magic.0, magic.1) : .none
+        return InputFile(displayPath: path, origin: .path(path), compression: compression, size: Int64(st.st_size),
+                         identity: FileIdentity(st))
     }
+
+    /// Opens the input for reading; the descriptor is closed when the result goes away
+    /// (unless the input is a descriptor it was given).
+    func open() throws(InputError) -> OpenedInput {
+        switch origin {
+        case .path(let path): try OpenedInput(path)
+        case .descriptor(let fd): OpenedInput(borrowing: fd)
+        }
+    }
+}
+
+/// A descriptor owned for one read of one input.
+final class OpenedInput {
+    let fd: Int32
+    private let owned: Bool
+
+    init(_ path: String) throws(InputError) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        self.fd = fd
+        owned = true
+    }
+
+    init(borrowing fd: Int32) {
+        self.fd = fd
+        owned = false
+    }
+
+    deinit { if owned { close(fd) } }
+}
+
+/// Which file a path names, whatever the path.
+public struct FileIdentity: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+}
+
+/// A readable regular file a reader of another format (a managed export's output files) turns
+/// into records; the aggregator schedules it like a JSON-lines file.
+public protocol RecordFileReader: Sendable {
+    /// Files may be cut at multiples of this many bytes (a LevelDB log's 32 KiB block); nil
+    /// when a file must be read whole by one thread.
+    var splitUnit: Int64? { get }
+    /// Reads the records that *start* in `start..<end` of `file` (`end` is `Int64.max` for the
+    /// last range), reading past `end` to finish the last one, and hands each to `counter`,
+    /// numbered from 1 within the range (bad ones print as `PATH:record N`). Returns the records seen and the bytes of the range.
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+              into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64)
 }

@@ -7,8 +7,12 @@ extension InputFile {
     /// inputs it cannot split, `migrate` for every input, since it writes lines in order.
     func readLines<C: LineConsumer & ~Copyable>(with reader: LineReader, progress: ProgressCounter = ProgressCounter(),
                                                 into consumer: inout C) throws(InputError) -> (lines: Int, bytes: Int64) {
-        switch kind {
-        case .regular:
+        let opened = try open()
+        // Closed only once the whole input has been read (a class may otherwise die at last use).
+        defer { withExtendedLifetime(opened) {} }
+        let fd = opened.fd
+        switch compression {
+        case .none:
             var source = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
             let lines = try reader.read(&source, into: &consumer)
             return (lines, source.bytesConsumed)
@@ -17,10 +21,10 @@ extension InputFile {
             let gzip = try GzipSource(raw, path: displayPath)
             defer { gzip.close() }
             return try Self.readAhead(gzip, with: reader, into: &consumer)
-        case .stream:
+        case .detectOnRead:
             let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
                                        peek: 2)
-            guard raw.peeked.count == 2 && GzipMagic.matches(raw.peeked[0], raw.peeked[1]) else {
+            guard raw.peeked.count == 2 && Compression.of(raw.peeked[0], raw.peeked[1]) == .gzip else {
                 return try Self.readAhead(raw, with: reader, into: &consumer)
             }
             let gzip = try GzipSource(raw, path: displayPath)

@@ -7,6 +7,8 @@ public enum InvalidRecord: Error, Sendable, Equatable {
     case missingRating, ratingNotNumber, ratingOutOfRange
     case missingTimestamp, unreadableTimestamp
     case missingDeviceID, missingEventID
+    /// A typed document whose `name` is not a Firestore document path.
+    case badDocumentName
 
     public var message: String {
         switch self {
@@ -22,6 +24,7 @@ public enum InvalidRecord: Error, Sendable, Equatable {
         case .unreadableTimestamp: "timestamp is not an RFC 3339 string or a {seconds, nanoseconds} object"
         case .missingDeviceID: "no string device_id (needed by --dedupe device)"
         case .missingEventID: "no string id (needed by --dedupe id)"
+        case .badDocumentName: "name is not a Firestore document path (projects/P/databases/D/documents/...)"
         }
     }
 }

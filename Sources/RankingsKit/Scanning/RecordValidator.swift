@@ -6,12 +6,17 @@ public enum BadRecord: Sendable, Equatable {
     case invalid(InvalidRecord)
     /// Longer than `LineReader.maxLineLength`: skipped unread.
     case overlong
+    /// A timestamp an option needs (`--as-of`, `--since`, `--dedupe device`) that is none of
+    /// the readable forms; `value` is its text, shown so the operator sees what the export wrote.
+    case unreadableTimestamp(value: String)
 
     public var message: String {
         switch self {
         case .malformed(let why, let byte): "malformed JSON: \(why.message) at byte \(byte)"
         case .invalid(let why): "invalid record: \(why.message)"
         case .overlong: "malformed JSON: line longer than \(LineReader.maxLineLength >> 20) MiB"
+        case .unreadableTimestamp(let value):
+            "invalid record: timestamp \(value) is not an RFC 3339 string or a {seconds, nanoseconds} object"
         }
     }
 }
@@ -83,5 +88,30 @@ public struct RecordValidator: ~Copyable {
     public mutating func timestamp() -> Timestamp?? {
         guard let raw = scanner.fields[.timestamp] else { return nil }
         return .some(decoder.timestamp(raw))
+    }
+}
+
+extension RecordValidator: RatingEventDetails {
+    public mutating func timestamp() -> EventTime {
+        guard let raw = scanner.fields[.timestamp] else { return .absent }
+        guard let instant = decoder.timestamp(raw) else { return .unreadable(value: ShownValue.text(raw)) }
+        return .at(instant)
+    }
+
+    public mutating func deviceID() -> UnsafeBufferPointer<UInt8>? { string(.deviceID) }
+    public mutating func eventID() -> UnsafeBufferPointer<UInt8>? { string(.eventID) }
+    public mutating func weekID() -> UnsafeBufferPointer<UInt8>? { string(.weekID) }
+}
+
+/// A value's JSON text as a message shows it: cut after 80 bytes (at a character boundary), so
+/// one huge value cannot flood the log. The text was validated, so it holds no control bytes.
+enum ShownValue {
+    static let limit = 80
+
+    static func text(_ raw: UnsafeBufferPointer<UInt8>) -> String {
+        if raw.count <= limit { return String(decoding: raw, as: UTF8.self) }
+        var end = limit
+        while end > 0 && raw[end] & 0xC0 == 0x80 { end -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: raw[0..<end]), as: UTF8.self) + "..."
     }
 }

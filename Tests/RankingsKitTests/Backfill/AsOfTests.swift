@@ -83,7 +83,8 @@ struct AsOfTests {
             #expect(run.status == 65, "\(run.stderr)")
             #expect(run.stdout.isEmpty)
             #expect(run.counts == [0, 0, 0, 0, 1])
-            #expect(run.stderr.contains("a.ndjson:1: invalid record: timestamp is not"), "\(run.stderr)")
+            // The message shows the value (issue 17, item 7).
+            #expect(run.stderr.contains("a.ndjson:1: invalid record: timestamp \(c.timestamp) is not"), "\(run.stderr)")
         }
     }
 
@@ -94,7 +95,7 @@ struct AsOfTests {
         let strict = try Backfill.run(["--as-of", Self.cutOff], files: [("a.ndjson", input)])
         #expect(strict.status == 65)
         #expect(strict.stderr.contains("a.ndjson:2: invalid record: no timestamp (needed by --as-of/--since)"), "\(strict.stderr)")
-        #expect(strict.stderr.contains("a.ndjson:3: invalid record: timestamp is not"), "\(strict.stderr)")
+        #expect(strict.stderr.contains("a.ndjson:3: invalid record: timestamp {\"_seconds\": \"x\"} is not"), "\(strict.stderr)")
         let tolerant = try Backfill.run(["--as-of", Self.cutOff, "--max-invalid", "2"], files: [("a.ndjson", input)])
         #expect(tolerant.status == 0, "\(tolerant.stderr)")
         #expect(tolerant.stdout == Backfill.document(hilarious: [("a", 1)], horrible: []))

@@ -91,24 +91,41 @@ struct DedupeTests {
         #expect(run.counts == [2, 1, 0, 1, 0])
     }
 
-    /// Without --as-of a missing or unreadable timestamp is no bad line; it loses to any readable
-    /// one, even the earliest possible, and between two such votes input order decides.
-    @Test func unreadableTimestampLosesToAnyReadableOne() throws {
+    /// A missing timestamp is no bad line: it loses to any readable one, even the earliest
+    /// possible. An unreadable one is a bad line (issue 17, item 7): which vote wins would
+    /// otherwise be a guess, and the message shows the value.
+    @Test func unreadableTimestampIsABadLineMissingOneLoses() throws {
         let input = E.event("j", "1", device: "D", timestamp: "{\"_seconds\": -9223372036854775808}")
             + E.event("j", "5", device: "D")
             + E.event("j", "5", device: "D", timestamp: t("not a time"))
             + E.event("k", "1", device: "D", timestamp: "null")
             + E.event("k", "5", device: "D")
-        let run = try E.run(["--dedupe", "device"], files: [("a.ndjson", input)])
+        let refused = try E.run(["--dedupe", "device"], files: [("a.ndjson", input)])
+        #expect(refused.status == 65, "\(refused.stderr)")
+        let run = try E.run(["--dedupe", "device", "--max-invalid", "2"], files: [("a.ndjson", input)])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == E.document(hilarious: [("k", 1)], horrible: [("j", 1)]))
-        #expect(run.counts == [5, 2, 0, 3, 0])
-        // With --as-of the same lines are bad.
+        #expect(run.counts == [3, 2, 0, 1, 2])
+        #expect(run.stderr.contains(":3: invalid record: timestamp \"not a time\" is not an RFC 3339 string"), "\(run.stderr)")
+        #expect(run.stderr.contains(":4: invalid record: timestamp null is not"), "\(run.stderr)")
+        // With --as-of the missing one is bad too.
         let cut = try E.run(["--dedupe", "device", "--as-of", "2030-01-01T00:00:00Z", "--max-invalid", "10"],
                             files: [("a.ndjson", input)])
         #expect(cut.status == 0, "\(cut.stderr)")
         #expect(cut.stdout == E.document(hilarious: [], horrible: [("j", 1)]))
         #expect(cut.counts == [1, 1, 0, 0, 4])
+    }
+
+    /// The case of issue 17, item 7: BigQuery's text form must never let an older vote win
+    /// silently. Whether it is read (another change parses it) or refused, the newer vote of
+    /// device D is never replaced by the older one with exit 0.
+    @Test func olderReadableVoteNeverBeatsANewerUnreadableOneSilently() throws {
+        let input = E.event("j", "1", device: "D", timestamp: "{\"_seconds\": 1}")
+            + E.event("j", "5", device: "D", timestamp: t("2026-02-12 10:00:00.000000 UTC+")) // no exporter's form
+        let run = try E.run(["--dedupe", "device"], files: [("a.ndjson", input)])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(run.stderr.contains("a.ndjson:2: invalid record: timestamp \"2026-02-12 10:00:00.000000 UTC+\""),
+                "\(run.stderr)")
     }
 
     /// Keys are (device_id, joke_id) by exact unescaped bytes.

@@ -59,7 +59,8 @@ struct SinceTests {
             #expect(run.status == 65, "\(run.stderr)")
             #expect(run.stdout.isEmpty)
             #expect(run.counts == [0, 0, 0, 0, 1])
-            #expect(run.stderr.contains("a.ndjson:1: invalid record: timestamp is not"), "\(run.stderr)")
+            // The message shows the value (issue 17, item 7).
+            #expect(run.stderr.contains("a.ndjson:1: invalid record: timestamp \(c.timestamp) is not"), "\(run.stderr)")
         }
     }
 

@@ -40,7 +40,7 @@ struct FailureStatusTests {
         Case(name: "an empty file", status: 65, inputs: ["a.ndjson": []], arguments: ["@in/a.ndjson"]),
         Case(name: "only tolerated bad lines", status: 65, inputs: ["a.ndjson": Array("x\n[]\n".utf8)],
              arguments: ["--max-invalid", "5", "@in/a.ndjson"]),
-        Case(name: "a directory with no matching files", status: 65, inputs: ["notes.txt": good], arguments: ["@in"]),
+        Case(name: "a directory with no matching files", status: 66, inputs: ["notes.txt": good], arguments: ["@in"]),
         Case(name: "a missing file", status: 66, arguments: ["@in/missing.ndjson"]),
         Case(name: "a missing file after a good one", status: 66, inputs: ["a.ndjson": good],
              arguments: ["@in/a.ndjson", "@in/missing.ndjson"]),

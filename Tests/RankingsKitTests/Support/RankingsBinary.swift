@@ -38,11 +38,12 @@ enum RankingsBinary {
     }
 
     /// Runs `rankings` with `arguments`, feeding `stdin` (nothing when nil), in `directory`.
+    /// `executable` runs another program instead (a shell that sets limits, then runs `rankings`).
     static func run(_ arguments: [String], stdin: Data? = nil, directory: URL? = nil,
-                    environment: [String: String]? = nil) throws -> Result {
+                    environment: [String: String]? = nil, executable: String? = nil) throws -> Result {
         _ = ignoringBrokenPipes
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable.map { URL(fileURLWithPath: $0) } ?? url
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         if let environment { process.environment = environment }
