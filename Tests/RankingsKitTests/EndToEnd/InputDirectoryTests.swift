@@ -68,7 +68,7 @@ struct InputDirectoryTests {
                 "rankings: skipped exports/x.ndjson: a FIFO, not a regular file",
                 "rankings: skipped exports/z.ndjson: a device, not a regular file",
             ], "\(result.stderrText)")
-            #expect(result.stderrText.contains("rankings: 1 events (1 hilarious"), "\(result.stderrText)")
+            #expect(result.stderrText.contains("rankings: 1 event (1 hilarious"), "\(result.stderrText)")
         }
     }
 
