@@ -114,7 +114,8 @@ def show(db, collection, name):
 
 if __name__ == "__main__":
     # For shell scripts (Tests/container): emulator.py ADDRESS PROJECT seed EVENTS
-    #                                      emulator.py ADDRESS PROJECT show COLLECTION DOC
+    #   emulator.py ADDRESS PROJECT show|delete COLLECTION DOC
+    #   emulator.py ADDRESS PROJECT matches COLLECTION DOC GOLDEN
     import sys
     address, project, command, *rest = sys.argv[1:]
     store = client(project, address)
@@ -135,6 +136,8 @@ if __name__ == "__main__":
         if not got["exists"] or got["types"] != types or got["fields"] != want:
             sys.exit(f"{rest[0]}/{rest[1]} does not match {rest[2]}:\n{json.dumps(got, indent=1)}")
         print(json.dumps(got["types"], sort_keys=True))
+    elif command == "delete":
+        store.collection(rest[0]).document(rest[1]).delete()
     elif command == "show":
         print(json.dumps(show(store, rest[0], rest[1]), indent=1, sort_keys=True))
     else:

@@ -8,8 +8,9 @@
 #
 # Needs `gcloud` with the Firestore emulator component (google-cloud-cli-firestore-emulator) and
 # Java; fails when they are missing. google-cloud-firestore comes from PyPI into the virtual
-# environment Tests/firestore/venv.sh makes. About 40 s, most of it the emulator's start and
-# the seeding of 5,000 events.
+# environment Tests/firestore/venv.sh makes. 50 s to 80 s on an idle 2-core machine (over 2
+# minutes under a heavy load), most of it the emulator: its start, seeding 5,000 events, and
+# paging them twice (about 1.5 s a page of 1,000).
 # Prints `N passed, M failed` and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
