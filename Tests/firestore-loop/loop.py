@@ -139,10 +139,13 @@ try:
         state["export"] = current
     check("RANKINGS_FIRESTORE_KEEP=2 keeps the two newest nights", keeps_the_last_nights)
 
-    # The documents to publish. `rankings aggregate` on main reads flat NDJSON only; until it
-    # reads typed Document lines (issue 15), the job reads the sample the emulator was seeded
-    # from: the same events, so the same document. Then: aggregate fetched/current instead.
-    events = os.path.join(root, "sample-data", "rating_events.ndjson")
+    # The documents to publish, from what a rest fetch left: the emulator holds the sample's
+    # events, so the job must write the sample's golden documents from Firestore's typed lines.
+    for_job = os.path.join(work, "for-job")
+    done = hook("rankings-fetch-firestore", for_job, FIRESTORE_EMULATOR_HOST=server.address,
+                RANKINGS_FIRESTORE_FETCH="rest")
+    expect("rest fetch for the job: exit status", done.returncode, 0)
+    events = os.path.join(for_job, "current")
     documents = {
         "all_time": ([], os.path.join(root, "sample-data", "expected", "all_time.json")),
         "2025-W42": (["--week", "2025-W42"], os.path.join(root, "sample-data", "backfill", "week-2025-W42.json")),

@@ -5,10 +5,9 @@
 # nothing), the chain fails at the fetch after its retries, and neither the fetched folder nor
 # the document nor Firestore's copy changes.
 #
-# The job reads the sample export (/srv/rankings/exports), not the fetched folder: `rankings`
-# on main reads flat NDJSON only, and the fetch writes Firestore's typed Document lines (issue
-# 15 teaches the job to read them; then RANKINGS_EXPORTS becomes /var/lib/rankings/firestore/current).
-# The emulator is seeded with the same events, so the fetched folder holds them all.
+# The job reads what the fetch left (/var/lib/rankings/firestore/current, Firestore's typed
+# Document lines); the emulator is seeded with the sample's events, so the document is the
+# sample's.
 #
 # Self-contained: installs the package if an earlier check has not, and sets every key it needs.
 # RANKINGS_CONTAINER_EVIDENCE=DIR keeps the journals of both runs.
@@ -35,7 +34,7 @@ firestore_setup() {
         # against a stopped emulator take seconds (the shipped defaults: 5 tries, 300 s).
         printf "%s\n" RANKINGS_FIRESTORE_ATTEMPTS=2 RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.2 \
             RANKINGS_RETRY_PAUSE_SECONDS=1 >>/etc/rankings.conf'
-    set_config RANKINGS_EXPORTS /srv/rankings/exports
+    set_config RANKINGS_EXPORTS "$firestore_fetched/current"
     set_config RANKINGS_OUTPUT /var/lib/rankings/all_time.json
     set_config RANKINGS_FLAGS '"--computed-at 2026-02-18T05:00:00Z"'
     set_config RANKINGS_METRICS /var/lib/prometheus/node-exporter/rankings.prom
