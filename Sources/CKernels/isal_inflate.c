@@ -38,7 +38,36 @@ int rk_isal_available(void) {
 
 struct rk_isal_stream {
     struct inflate_state state;
+    /// Compressed bytes of the current member handed to ISA-L so far (consumed or pending).
+    uint64_t member_in;
+    /// The member's first four bytes as they arrive, for `check_header`.
+    uint8_t header[4];
+    uint32_t header_seen;
 };
+
+// zlib refuses a bad gzip header as soon as it holds two of its bytes (the magic, then the
+// method and flags); ISA-L waits for the whole header and lets reserved flags pass. These are
+// zlib's checks of the fixed part, at the same moments, so both inflaters refuse the same
+// streams with the same kind of error ("truncated" only where zlib says so too).
+#define RK_BAD_MAGIC (-101)
+#define RK_BAD_METHOD (-102)
+#define RK_BAD_FLAGS (-103)
+
+static int check_header(rk_isal_stream *stream) {
+    struct inflate_state *state = &stream->state;
+    // Bytes [member_in - avail_in, member_in) of the member are still at next_in; each is seen
+    // here before ISA-L can take it.
+    uint64_t pending_from = stream->member_in - state->avail_in;
+    while (stream->header_seen < 4 && stream->header_seen < stream->member_in) {
+        uint64_t at = stream->header_seen;
+        stream->header[at] = at >= pending_from ? state->next_in[at - pending_from] : 0;
+        stream->header_seen++;
+        if (at == 1 && (stream->header[0] != 0x1F || stream->header[1] != 0x8B)) return RK_BAD_MAGIC;
+        if (at == 3 && stream->header[2] != 8) return RK_BAD_METHOD;
+        if (at == 3 && (stream->header[3] & 0xE0)) return RK_BAD_FLAGS;
+    }
+    return 0;
+}
 
 rk_isal_stream *rk_isal_open(void) {
     if (!rk_isal_available()) return NULL;
@@ -47,6 +76,8 @@ rk_isal_stream *rk_isal_open(void) {
     init_fn(&stream->state);
     // The gzip wrapper only, with its CRC-32 and length checked, as zlib's 15 + 16 does.
     stream->state.crc_flag = ISAL_GZIP;
+    stream->member_in = 0;
+    stream->header_seen = 0;
     return stream;
 }
 
@@ -55,6 +86,7 @@ void rk_isal_close(rk_isal_stream *stream) { free(stream); }
 void rk_isal_set_input(rk_isal_stream *stream, const uint8_t *input, uint32_t count) {
     stream->state.next_in = (uint8_t *)input;
     stream->state.avail_in = count;
+    stream->member_in += count;
 }
 
 uint32_t rk_isal_avail_in(const rk_isal_stream *stream) { return stream->state.avail_in; }
@@ -62,7 +94,10 @@ uint32_t rk_isal_avail_in(const rk_isal_stream *stream) { return stream->state.a
 int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uint32_t *produced) {
     stream->state.next_out = output;
     stream->state.avail_out = count;
-    int status = inflate_fn(&stream->state);
+    *produced = 0;
+    int status = check_header(stream);
+    if (status < 0) return status;
+    status = inflate_fn(&stream->state);
     *produced = count - stream->state.avail_out;
     if (status < 0) return status;
     if (stream->state.block_state == ISAL_BLOCK_FINISH) return RK_ISAL_MEMBER_END;
@@ -76,10 +111,15 @@ void rk_isal_next_member(rk_isal_stream *stream) {
     stream->state.crc_flag = ISAL_GZIP;
     stream->state.next_in = next_in;
     stream->state.avail_in = avail_in;
+    stream->member_in = avail_in;
+    stream->header_seen = 0;
 }
 
 const char *rk_isal_message(int status) {
     switch (status) {
+    case RK_BAD_MAGIC: return "incorrect header check";
+    case RK_BAD_METHOD: return "unknown compression method";
+    case RK_BAD_FLAGS: return "unknown header flags set";
     case ISAL_INVALID_BLOCK: return "invalid block";
     case ISAL_INVALID_SYMBOL: return "invalid code";
     case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";

@@ -1,3 +1,4 @@
+import CKernels
 import CZlib
 import Glibc
 
@@ -6,6 +7,7 @@ import Glibc
 /// are read as a gzip stream as they are. Through `GzipSource` (in short reads) and through a
 /// whole `aggregate` run: never a crash or a hang, only ever the corrupt-gzip error, a
 /// damaged stream never passes for a good one, and a run over a corrupt stream counts nothing.
+/// Every stream goes through both inflaters, ISA-L's and zlib's, which must agree.
 
 /// The payload as gzip members split at `cuts`, and where each member ends in the result.
 private func compress(_ payload: [UInt8], cuts: [Int], level: Int32) -> (stream: [UInt8], memberEnds: [Int], plainEnds: [Int]) {
@@ -44,13 +46,41 @@ private func zlibStream(_ bytes: [UInt8]) -> [UInt8] {
     return Array(out[..<Int(length)])
 }
 
-/// Everything `GzipSource` hands out before the end or its error.
+/// Everything `GzipSource` hands out before the end or its error, with ISA-L's inflate and with
+/// zlib's: the two must agree (`sameVerdict`), and the answer is zlib's, as it always was.
 private func inflateWithProduct(_ stream: [UInt8], readSizes: [Int]) -> (output: [UInt8], error: InputError?) {
+    let zlib = inflate(stream, readSizes: readSizes, using: .zlib)
+    guard rk_isal_available() != 0 else { return zlib }
+    let isal = inflate(stream, readSizes: readSizes, using: .isal)
+    sameVerdict(zlib: zlib, isal: isal, stream: stream)
+    return zlib
+}
+
+/// Both inflaters refuse the same streams, for the same kind of reason (cut short, or bad
+/// data), and hand out the same bytes: all of them for a good stream; for a bad one, what one
+/// hands out before its error is a prefix of what the other does (they buffer differently).
+private func sameVerdict(zlib: (output: [UInt8], error: InputError?), isal: (output: [UInt8], error: InputError?), stream: [UInt8]) {
+    func kind(_ error: InputError?) -> String {
+        guard case .corruptGzip(_, let reason)? = error else { return error == nil ? "none" : "\(error!)" }
+        return reason == "truncated gzip data" ? "truncated" : "corrupt"
+    }
+    let agree: Bool
+    if zlib.error == nil && isal.error == nil {
+        agree = zlib.output == isal.output
+    } else {
+        agree = kind(zlib.error) == kind(isal.error)
+            && (zlib.output.starts(with: isal.output) || isal.output.starts(with: zlib.output))
+    }
+    if !agree {
+        mismatch("ISA-L against zlib", input: stream, product: ("ISA-L", isal.output.count, isal.error as Any),
+                 reference: ("zlib", zlib.output.count, zlib.error as Any))
+    }
+}
+
+private func inflate(_ stream: [UInt8], readSizes: [Int], using kind: Inflaters.Kind) -> (output: [UInt8], error: InputError?) {
     var out: [UInt8] = []
-    let gzip: GzipSource<MemorySource>
-    do { gzip = try GzipSource(MemorySource(data: stream, readSizes: readSizes), path: "f.gz") } catch { return ([], error) }
-    defer { gzip.close() }
-    var source = gzip
+    var source: GzipSource<MemorySource>
+    do { source = try GzipSource(MemorySource(data: stream, readSizes: readSizes), path: "f.gz", using: kind) } catch { return ([], error) }
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     defer { buffer.deallocate() }
     var reads = 0
