@@ -99,7 +99,9 @@ public enum Inflaters {
 
 /// One inflate state, zlib's or ISA-L's, and its input buffer: freed exactly once, in `deinit`.
 final class Inflater {
-    static let inputSize = 256 << 10
+    /// Compressed input is a sixth of the output or less: 64 KiB a read is plenty, and smaller
+    /// than zlib's old 256 KiB it makes room for ISA-L's state (85 KiB) in the same peak memory.
+    static let inputSize = 64 << 10
     let input: UnsafeMutablePointer<UInt8>
     private let zlib: UnsafeMutablePointer<z_stream>?
     private let isal: OpaquePointer?
