@@ -10,7 +10,9 @@ let package = Package(
     targets: [
         // The system zlib, for gzip-compressed exports; no Swift package involved.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "RankingsKit", dependencies: ["CZlib"]),
+        // Our own C: the SIMD scanning kernels and ISA-L's inflate loaded at run time.
+        .target(name: "CKernels"),
+        .target(name: "RankingsKit", dependencies: ["CZlib", "CKernels"]),
         .executableTarget(name: "rankings", dependencies: ["RankingsKit"]),
         .testTarget(name: "RankingsKitTests", dependencies: ["RankingsKit", "rankings"]),
     ],

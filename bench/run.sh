@@ -12,16 +12,25 @@
 # Usage: bench/run.sh [--size 1G] [--runs 5] [--jq-runs 1] [--shards 8]
 #                     [--threads 2] [--seed 1] [--big] [--no-reference]
 #                     [--scratch-path DIR] [--no-build] [--without-rankings]
-#                     [--binary PATH] [--baseline PATH]
+#                     [--binary PATH] [--baseline PATH] [--baseline-ref REF]
+#                     [--small-files N]
 #
 # --scratch-path DIR times a plain `swift build -c release` in DIR instead;
 # --binary times that rankings without building one; --baseline adds rows for
 # a second rankings (an earlier version, say) on the plain input, checked and
-# timed in the same rounds.
+# timed in the same rounds. --baseline-ref REF builds that commit's shipped
+# binary (jobs/build-binary.sh in a temporary git worktree, cached under
+# bench/data/) and uses it as the baseline. The whole table of BENCHMARKS.md:
+#
+#   bench/run.sh --runs 5 --jq-runs 1 --baseline-ref 81d61ed
+#
+# Every row is timed in wall seconds and in CPU seconds (user + sys), which a
+# busy machine disturbs far less.
 set -euo pipefail
 
 size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
-big=no reference=yes scratch= build=yes with_rankings=yes binary= baseline=
+big=no reference=yes scratch= build=yes with_rankings=yes binary= baseline= baseline_ref=
+small_files=2000
 computed_at=2026-01-01T00:00:00Z
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -39,6 +48,8 @@ while [ $# -gt 0 ]; do
     --no-build) build=no; shift ;;
     --binary) binary=$2; build=no; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
+    --baseline-ref) baseline_ref=$2; shift 2 ;;
+    --small-files) small_files=$2; shift 2 ;;
     # For trying the harness while the Swift tool does not build.
     --without-rankings) with_rankings=no; shift ;;
     -h|--help) usage ;;
@@ -66,6 +77,8 @@ command -v jq >/dev/null || apt_install jq
 command -v node >/dev/null || apt_install nodejs
 # GNU time, not the shell keyword: it reports the peak RSS.
 [ -x /usr/bin/time ] || apt_install time
+# igzip (Debian's isal): the floor for gzip inputs, ISA-L's own command-line inflater.
+command -v igzip >/dev/null || apt_install isal
 venv=$data/venv
 if ! "$venv/bin/python" -c 'import duckdb' 2>/dev/null; then
   python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv; python3 -m venv "$venv"; }
@@ -85,6 +98,20 @@ else
   if [ $with_rankings = yes ] && [ $build = yes ]; then
     log "building rankings (self-contained release, jobs/build-binary.sh)"
     "$root/jobs/build-binary.sh" > /dev/null
+  fi
+fi
+
+if [ -n "$baseline_ref" ]; then
+  sha=$(git -C "$root" rev-parse --short=12 "$baseline_ref^{commit}")
+  baseline=$data/baseline-$sha/rankings
+  if [ ! -x "$baseline" ]; then
+    log "building the baseline $baseline_ref ($sha) with its jobs/build-binary.sh"
+    tree=$data/baseline-$sha.src
+    rm -rf "$tree"; git -C "$root" worktree prune
+    git -C "$root" worktree add --detach "$tree" "$sha" >&2
+    built=$("$tree/jobs/build-binary.sh")
+    mkdir -p "$(dirname "$baseline")" && cp "$built" "$baseline"
+    git -C "$root" worktree remove --force "$tree"
   fi
 fi
 
@@ -115,6 +142,22 @@ if [ ! -d "$shard_dir" ]; then
   mv "$shard_dir.part" "$shard_dir"
 fi
 shard_files=("$shard_dir"/*.ndjson.gz)
+# gzip -1, what a nightly export job that wants speed writes: inflating it is
+# the larger share of the work, so it shows the inflater most.
+if [ ! -s "$plain.1.gz" ]; then
+  log "compressing $plain.1.gz (gzip -1)"
+  gzip -1 -c "$plain" > "$plain.1.gz.part" && mv "$plain.1.gz.part" "$plain.1.gz"
+fi
+# Many small files: the first 100 MB in $small_files pieces (per-file costs).
+small_src=$(make_export 100M)
+small_dir=$small_src.small-$small_files
+if [ ! -d "$small_dir" ]; then
+  log "splitting $small_src into $small_files files in $small_dir"
+  mkdir -p "$small_dir.part"
+  split -n "l/$small_files" -d -a 5 --additional-suffix=.ndjson "$small_src" "$small_dir.part/part-"
+  mv "$small_dir.part" "$small_dir"
+fi
+small_bytes=$(stat -c %s "$small_src")
 
 # ---- what the answers must be ------------------------------------------------
 expected=$work/expected.json
@@ -163,6 +206,19 @@ if [ $with_rankings = yes ]; then
     add "$plain_label" "baseline rankings aggregate --threads 1" "$runs" byte "" \
       "$(q "$baseline") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
   fi
+  # What the SIMD kernel contributes: the same binary on its scalar path.
+  add "$plain_label" "rankings aggregate --threads 1, RANKINGS_SCALAR_SCAN=1" "$runs" byte "scalar scanner" \
+    "env RANKINGS_SCALAR_SCAN=1 $(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  add "$plain_label" "rankings aggregate < stdin" "$runs" byte "a pipe: read ahead on a second thread" \
+    "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at - < $(q "$plain")"
+  add "$plain_label" "rankings aggregate --stats" "$runs" byte "" \
+    "$(q "$rankings") aggregate -q --threads $threads --stats $(q "$work/stats.ndjson") --computed-at $computed_at $(q "$plain")"
+  if [ -n "$baseline" ]; then
+    add "$plain_label" "baseline rankings aggregate < stdin" "$runs" byte "" \
+      "$(q "$baseline") aggregate -q --threads $threads --computed-at $computed_at - < $(q "$plain")"
+    add "$plain_label" "baseline rankings aggregate --stats" "$runs" byte "" \
+      "$(q "$baseline") aggregate -q --threads $threads --stats $(q "$work/stats-baseline.ndjson") --computed-at $computed_at $(q "$plain")"
+  fi
   # --dedupe device arrives later; a binary that does not know it says 64.
   set +e
   "$rankings" aggregate -q --dedupe device --computed-at "$computed_at" "$bench/../sample-data/rating_events.ndjson" >/dev/null 2>&1
@@ -171,6 +227,10 @@ if [ $with_rankings = yes ]; then
   if [ $dedupe_status = 0 ]; then
     add "$plain_label" "rankings aggregate --dedupe device" "$runs" none "other semantics: not compared" \
       "$(q "$rankings") aggregate -q --dedupe device --threads $threads --computed-at $computed_at $(q "$plain")"
+    if [ -n "$baseline" ]; then
+      add "$plain_label" "baseline rankings aggregate --dedupe device" "$runs" none "" \
+        "$(q "$baseline") aggregate -q --dedupe device --threads $threads --computed-at $computed_at $(q "$plain")"
+    fi
   else
     add "$plain_label" "rankings aggregate --dedupe device" 0 none "skipped: exit $dedupe_status" ":"
   fi
@@ -190,6 +250,20 @@ add "$gz_label" "node cloud-function.js" "$runs" agree "" "$node_cf $(q "$plain.
 add "$gz_label" "DuckDB read_ndjson" "$runs" agree "" "$duck $(q "$plain.gz")"
 add "$gz_label" "gzip -dc (floor)" "$runs" none "" "gzip -dc $(q "$plain.gz")"
 
+gz1_label="gzip -1 $size"
+if [ $with_rankings = yes ]; then
+  add "$gz1_label" "rankings aggregate" "$runs" byte "--threads $threads; $("$rankings" --version | sed -n 's/^gzip: //p')" \
+    "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain.1.gz")"
+  add "$gz1_label" "rankings aggregate, RANKINGS_INFLATE=zlib" "$runs" byte "zlib's inflate" \
+    "env RANKINGS_INFLATE=zlib $(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain.1.gz")"
+  if [ -n "$baseline" ]; then
+    add "$gz1_label" "baseline rankings aggregate" "$runs" byte "" \
+      "$(q "$baseline") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain.1.gz")"
+  fi
+fi
+add "$gz1_label" "igzip -dc (floor)" "$runs" none "$(igzip --version 2>&1 | head -n 1)" "igzip -dc $(q "$plain.1.gz")"
+add "$gz1_label" "gzip -dc" "$runs" none "" "gzip -dc $(q "$plain.1.gz")"
+
 sh_label="$shards gzip shards"
 if [ $with_rankings = yes ]; then
   add "$sh_label" "rankings aggregate" "$runs" byte "--threads $threads" \
@@ -198,17 +272,33 @@ fi
 add "$sh_label" "DuckDB read_ndjson" "$runs" agree "" "$duck $shards_q"
 add "$sh_label" "gzip -dc (floor, 1 core)" "$runs" none "" "gzip -dc $shards_q"
 
+small_label="$small_files small files"
+if [ $with_rankings = yes ]; then
+  add "$small_label" "rankings aggregate" "$runs" none "100M in $small_files files" \
+    "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$small_dir")"
+  if [ -n "$baseline" ]; then
+    add "$small_label" "baseline rankings aggregate" "$runs" none "" \
+      "$(q "$baseline") aggregate -q --threads $threads --computed-at $computed_at $(q "$small_dir")"
+  fi
+fi
+sizes=()  # input bytes per row, where it is not the main export's
+for i in "${!groups[@]}"; do
+  if [ "${groups[$i]}" = "$small_label" ]; then sizes+=("$small_bytes"); else sizes+=("$bytes"); fi
+done
+
 # ---- timing ------------------------------------------------------------------
 results=$work/results.tsv
 : > "$results"
 measure() {  # INDEX: run once, append one TSV record
   local i=$1 out=$work/out-$1.json start end
   start=$(date +%s.%N)
-  /usr/bin/time -f '%M' -o "$work/rss" bash -c "${commands[$i]}" > "$out"
+  # exec: GNU time measures the tool itself, not a shell waiting for it.
+  /usr/bin/time -f '%M %U %S' -o "$work/rss" bash -c "exec ${commands[$i]}" > "$out"
   end=$(date +%s.%N)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${groups[$i]}" "${labels[$i]}" "$bytes" \
+  read -r rss user sys < <(tail -n 1 "$work/rss")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${groups[$i]}" "${labels[$i]}" "${sizes[$i]:-$bytes}" \
     "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" \
-    "$(tail -n 1 "$work/rss")" "${notes[$i]}" >> "$results"
+    "$rss" "${notes[$i]}" "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')" >> "$results"
 }
 check() {  # INDEX: the first run's answer must be right
   local i=$1 out=$work/out-$1.json
@@ -219,13 +309,13 @@ check() {  # INDEX: the first run's answer must be right
 }
 
 log "warming the page cache"
-cat "$plain" "$plain.gz" "${shard_files[@]}" > /dev/null
+cat "$plain" "$plain.gz" "$plain.1.gz" "${shard_files[@]}" "$small_dir"/* > /dev/null
 for ((round = 1; round <= runs || round <= jq_runs; round++)); do
   log "round $round"
   for i in "${!commands[@]}"; do
     if [ "${counts[$i]}" = 0 ]; then
       if [ $round = 1 ]; then
-        printf '%s\t%s\t%s\t-\t0\t%s\n' "${groups[$i]}" "${labels[$i]}" "$bytes" "${notes[$i]}" >> "$results"
+        printf '%s\t%s\t%s\t-\t0\t%s\t-\n' "${groups[$i]}" "${labels[$i]}" "$bytes" "${notes[$i]}" >> "$results"
       fi
       continue
     fi

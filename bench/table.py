@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Turn bench/run.sh's timing records into the Markdown results table.
 
-Input: TSV lines `group, tool, bytes, seconds, peak RSS KiB, note`, one per
-run. Medians resist the odd slow run on a shared machine better than means.
+Input: TSV lines `group, tool, bytes, seconds, peak RSS KiB, note, CPU seconds`
+(user + sys), one per run. Medians resist the odd slow run on a shared machine better than means.
 Within a group the first tool listed is the baseline for the ratio column,
 which run.sh arranges to be `rankings aggregate` on that input. MB/s is
 uncompressed input bytes (10^6) per second, also for gzip inputs, so rows
@@ -20,27 +20,39 @@ def main():
     rows = {}  # (group, tool) -> dict; dicts keep insertion order
     with open(sys.argv[1]) as f:
         for line in f:
-            group, tool, size, seconds, rss, note = line.rstrip("\n").split("\t")
+            fields = line.rstrip("\n").split("\t")
+            group, tool, size, seconds, rss, note = fields[:6]
+            cpu = fields[6] if len(fields) > 6 else "-"
             row = rows.setdefault((group, tool), {
-                "size": int(size), "seconds": [], "rss": [], "note": note})
+                "size": int(size), "seconds": [], "rss": [], "cpu": [], "note": note})
             if seconds != "-":
                 row["seconds"].append(float(seconds))
                 row["rss"].append(int(rss))
+            if cpu != "-":
+                row["cpu"].append(float(cpu))
 
     baseline = {}
-    print("| input | tool | runs | median s | MB/s | × ours | peak RSS MiB | note |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    print("| input | tool | runs | median s | MB/s | × ours | CPU s | CPU × ours | peak RSS MiB | note |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    cpu_baseline = {}
     for (group, tool), row in rows.items():
         if not row["seconds"]:
-            print(f"| {group} | {tool} | 0 | – | – | – | – | {row['note']} |")
+            print(f"| {group} | {tool} | 0 | – | – | – | – | – | – | {row['note']} |")
             continue
         median = statistics.median(row["seconds"])
         baseline.setdefault(group, median)
         rate = row["size"] / 1e6 / median if median > 0 else float("inf")
         ratio = median / baseline[group] if baseline[group] > 0 else float("nan")
         rss = max(row["rss"]) / 1024
+        cpu, cpu_ratio = "–", "–"
+        if row["cpu"]:
+            c = statistics.median(row["cpu"])
+            cpu_baseline.setdefault(group, c)
+            cpu = f"{c:.2f}"
+            if cpu_baseline[group] > 0:
+                cpu_ratio = f"{c / cpu_baseline[group]:.2f}"
         print(f"| {group} | {tool} | {len(row['seconds'])} | {median:.2f} | "
-              f"{rate:.0f} | {ratio:.2f} | {rss:.0f} | {row['note']} |")
+              f"{rate:.0f} | {ratio:.2f} | {cpu} | {cpu_ratio} | {rss:.0f} | {row['note']} |")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 # Checks that a built `rankings` can go to a server without Swift: at most
 # 8 MB, no library from the toolchain (or none missing), no runpath, and no
 # glibc symbol version newer than 2.35 (Ubuntu 22.04; Debian 12 has 2.36).
+# ISA-L must be optional (loaded with dlopen, never linked), and used: where
+# libisal.so.2 is installed, the binary must say it inflates with it, or it
+# was built without ISA-L's header (libisal-dev) and would use zlib everywhere.
 # Prints what it found; exits 1 if a target is missed.
 #
 #   jobs/check-binary.sh PATH       (PATH from jobs/build-binary.sh)
@@ -35,5 +38,13 @@ if [ "$(printf '%s\n%s\n' "$glibc" "$max_glibc" | sort -V | tail -n 1)" != "$max
 fi
 
 # It runs with nothing of the toolchain in its environment.
-env -i "$bin" --version > /dev/null || fail "does not run"
+version=$(env -i "$bin" --version) || fail "does not run"
+printf '%s\n' "$version" | sed -n 's/^/--version: /p'
+
+if printf '%s\n' "$libs" | grep -q 'libisal'; then fail "links libisal: it must be loaded at run time, so the binary runs without it"; fi
+if ldconfig -p | grep -q 'libisal\.so\.2 '; then
+  printf '%s\n' "$version" | grep -q '^gzip: ISA-L' || fail "libisal.so.2 is installed but the binary inflates with zlib (built without libisal-dev?)"
+fi
+# And without ISA-L it falls back to zlib rather than failing.
+env -i RANKINGS_INFLATE=zlib "$bin" --version | grep -q '^gzip: zlib' || fail "no zlib fallback"
 exit $failed

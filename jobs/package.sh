@@ -32,7 +32,7 @@ if ((${#missing[@]})); then
 fi
 
 binary=${RANKINGS_PREBUILT:-$("$root/jobs/build-binary.sh")}
-upstream_version=$("$binary" --version | awk '{ print $2 }')
+upstream_version=$("$binary" --version | awk 'NR == 1 { print $2 }')
 # The Debian revision comes from the changelog; its upstream part must be the
 # binary's own version, so a release cannot ship under a stale changelog.
 version=$(dpkg-parsechangelog -l "$root/jobs/debian/changelog" -S Version)

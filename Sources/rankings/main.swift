@@ -27,6 +27,9 @@ case "-h", "--help", "help":
     print(help)
 case "--version":
     print("rankings \(RankingsKitVersion.string)")
+    // What this binary found on this machine: the lines a performance report needs.
+    print(Inflaters.description)
+    print(ScanKernels.description)
 case nil:
     Terminal.fail(.usage("no command given"), usage: "rankings <command> [options]")
 case let other?:

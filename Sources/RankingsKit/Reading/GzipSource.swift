@@ -1,16 +1,19 @@
+import CKernels
 import CZlib
 import Glibc
 
-/// Inflates a gzip stream (one or more members, as `cat a.gz b.gz` makes) with the system zlib.
+/// Inflates a gzip stream (one or more members, as `cat a.gz b.gz` makes) with ISA-L when the
+/// system has it (`Inflaters.active`), with the system zlib otherwise.
 ///
 /// A stream that stops before a member's end, or holds bytes that are not gzip, is a
-/// `corruptGzip` error naming the file: the data is bad, so retrying cannot help.
+/// `corruptGzip` error naming the file: the data is bad, so retrying cannot help. Both
+/// inflaters accept and refuse the same streams (the gzip fuzz target compares them).
 public struct GzipSource<Compressed: ByteSource>: ByteSource {
     private var compressed: Compressed
     private let path: String
-    private let stream: UnsafeMutablePointer<z_stream>
-    private let input: UnsafeMutablePointer<UInt8>
-    private static var inputSize: Int { 256 << 10 }
+    /// Owns the inflater's state and the input buffer; copies of the source share it, and it
+    /// frees them when the last copy goes.
+    private let inflater: Inflater
     private var inputEOF = false
     private var finished = false
     /// Set after a member ends: the next input byte must start another member or be the end.
@@ -18,68 +21,167 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
 
     public var bytesConsumed: Int64 { compressed.bytesConsumed }
 
-    public init(_ compressed: Compressed, path: String) throws(InputError) {
+    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active) throws(InputError) {
         self.compressed = compressed
         self.path = path
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        input = .allocate(capacity: Self.inputSize)
-        // 15 + 16: the largest window, and the gzip wrapper only. With zlib's automatic
-        // detection (+ 32) a zlib stream after a gzip member was read as one more member.
-        let status = inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else {
-            throw .readFailed(path: path, reason: "zlib could not start (status \(status))")
+        guard let inflater = Inflater(kind) else {
+            throw .readFailed(path: path, reason: "\(kind.name) could not start")
         }
-    }
-
-    /// Frees zlib's state; the source must not be read afterwards.
-    public func close() {
-        inflateEnd(stream)
-        stream.deallocate()
-        input.deallocate()
+        self.inflater = inflater
     }
 
     public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         if finished { return 0 }
-        stream.pointee.next_out = buffer.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(min(count, Int(UInt32.max)))
-        while stream.pointee.avail_out > 0 {
-            if stream.pointee.avail_in == 0 && !inputEOF {
-                let n = try compressed.read(into: input, count: Self.inputSize)
-                if n == 0 { inputEOF = true } else {
-                    stream.pointee.next_in = input
-                    stream.pointee.avail_in = uInt(n)
-                }
+        let want = min(count, Int(UInt32.max))
+        var produced = 0
+        while produced < want {
+            if inflater.availableInput == 0 && !inputEOF {
+                let n = try compressed.read(into: inflater.input, count: Inflater.inputSize)
+                if n == 0 { inputEOF = true } else { inflater.supply(n) }
             }
             if betweenMembers {
-                if stream.pointee.avail_in == 0 && inputEOF {
+                if inflater.availableInput == 0 && inputEOF {
                     finished = true
                     break
                 }
-                if stream.pointee.avail_in == 0 { continue }
-                inflateReset(stream)
+                if inflater.availableInput == 0 { continue }
+                inflater.nextMember()
                 betweenMembers = false
             }
-            let before = stream.pointee.avail_out
-            let status = inflate(stream, Z_NO_FLUSH)
-            switch status {
-            case Z_STREAM_END:
-                betweenMembers = true
-            case Z_OK:
+            let step = inflater.inflate(into: buffer + produced, count: want - produced)
+            produced += step.written
+            switch step.status {
+            case .progress:
                 break
-            case Z_BUF_ERROR:
+            case .memberEnd:
+                betweenMembers = true
+            case .stalled:
                 // No progress possible: only an error when no more input will come.
-                if inputEOF && stream.pointee.avail_out == before {
+                if inputEOF && step.written == 0 {
                     throw .corruptGzip(path: path, reason: "truncated gzip data")
                 }
-            default:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                // Never seen: input left that the inflater will not take would loop forever.
+                if step.written == 0 && inflater.availableInput > 0 {
+                    throw .corruptGzip(path: path, reason: "corrupt gzip data: \(inflater.kind.name) stopped")
+                }
+            case .corrupt(let message):
                 throw .corruptGzip(path: path, reason: "corrupt gzip data: \(message)")
             }
             // Hand back what we have rather than wait for a full buffer at a member's end.
-            if betweenMembers && stream.pointee.avail_out < uInt(count) { break }
+            if betweenMembers && produced > 0 { break }
         }
-        return count - Int(stream.pointee.avail_out)
+        return produced
+    }
+}
+
+/// Which inflater a binary uses, for `--version` and the tests.
+public enum Inflaters {
+    public enum Kind: Sendable, Equatable {
+        case isal, zlib
+        public var name: String { self == .isal ? "ISA-L" : "zlib" }
+    }
+
+    /// ISA-L when libisal.so.2 loads, unless `RANKINGS_INFLATE=zlib` asks for zlib (read once:
+    /// the test suite runs once more that way, so both inflaters pass every gzip test).
+    public static let active: Kind = {
+        if let forced = getenv("RANKINGS_INFLATE"), String(cString: forced) == "zlib" { return .zlib }
+        return rk_isal_available() != 0 ? .isal : .zlib
+    }()
+
+    /// One line for `--version`: what inflates gzip in this process, and the library's version.
+    public static var description: String {
+        switch active {
+        case .isal: "gzip: ISA-L (libisal.so.2, loaded at run time)"
+        case .zlib: "gzip: zlib \(String(cString: zlibVersion()))" + (rk_isal_available() != 0 ? " (RANKINGS_INFLATE=zlib)" : " (libisal.so.2 not found)")
+        }
+    }
+}
+
+/// One inflate state, zlib's or ISA-L's, and its input buffer: freed exactly once, in `deinit`.
+final class Inflater {
+    /// Compressed input is a sixth of the output or less: 64 KiB a read is plenty, and smaller
+    /// than zlib's old 256 KiB it makes room for ISA-L's state (85 KiB) in the same peak memory.
+    static let inputSize = 64 << 10
+    let input: UnsafeMutablePointer<UInt8>
+    private let zlib: UnsafeMutablePointer<z_stream>?
+    private let isal: OpaquePointer?
+    let kind: Inflaters.Kind
+
+    enum Status { case progress, memberEnd, stalled, corrupt(String) }
+
+    init?(_ kind: Inflaters.Kind) {
+        self.kind = kind
+        switch kind {
+        case .isal:
+            guard let state = rk_isal_open() else { return nil }
+            isal = state
+            zlib = nil
+        case .zlib:
+            let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+            stream.initialize(to: z_stream())
+            // 15 + 16: the largest window, and the gzip wrapper only. With zlib's automatic
+            // detection (+ 32) a zlib stream after a gzip member was read as one more member.
+            guard inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+                stream.deallocate()
+                return nil
+            }
+            zlib = stream
+            isal = nil
+        }
+        input = .allocate(capacity: Self.inputSize)
+    }
+
+    deinit {
+        if let zlib {
+            inflateEnd(zlib)
+            zlib.deallocate()
+        }
+        if let isal { rk_isal_close(isal) }
+        input.deallocate()
+    }
+
+    var availableInput: Int {
+        if let zlib { return Int(zlib.pointee.avail_in) }
+        return Int(rk_isal_avail_in(isal))
+    }
+
+    /// The first `count` bytes of `input` are the next compressed data.
+    func supply(_ count: Int) {
+        if let zlib {
+            zlib.pointee.next_in = input
+            zlib.pointee.avail_in = uInt(count)
+        } else {
+            rk_isal_set_input(isal, input, UInt32(count))
+        }
+    }
+
+    func nextMember() {
+        if let zlib { inflateReset(zlib) } else { rk_isal_next_member(isal) }
+    }
+
+    func inflate(into output: UnsafeMutableRawPointer, count: Int) -> (written: Int, status: Status) {
+        if let zlib {
+            zlib.pointee.next_out = output.assumingMemoryBound(to: Bytef.self)
+            zlib.pointee.avail_out = uInt(count)
+            let status = CZlib.inflate(zlib, Z_NO_FLUSH)
+            let written = count - Int(zlib.pointee.avail_out)
+            switch status {
+            case Z_STREAM_END: return (written, .memberEnd)
+            case Z_OK: return (written, .progress)
+            case Z_BUF_ERROR: return (written, .stalled)
+            default:
+                let message = zlib.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                return (written, .corrupt(message))
+            }
+        }
+        let before = rk_isal_avail_in(isal)
+        var written: UInt32 = 0
+        let status = rk_isal_inflate(isal, output.assumingMemoryBound(to: UInt8.self), UInt32(count), &written)
+        if status < 0 { return (Int(written), .corrupt(String(cString: rk_isal_message(status)))) }
+        if status == Int32(RK_ISAL_MEMBER_END) { return (Int(written), .memberEnd) }
+        // As zlib's Z_BUF_ERROR: nothing consumed and nothing written.
+        if written == 0 && rk_isal_avail_in(isal) == before { return (0, .stalled) }
+        return (Int(written), .progress)
     }
 }
 

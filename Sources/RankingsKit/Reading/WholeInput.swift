@@ -19,7 +19,6 @@ extension InputFile {
         case .gzip:
             let raw = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
             let gzip = try GzipSource(raw, path: displayPath)
-            defer { gzip.close() }
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         case .detectOnRead:
             let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
@@ -28,7 +27,6 @@ extension InputFile {
                 return try Self.readAhead(raw, with: reader, into: &consumer)
             }
             let gzip = try GzipSource(raw, path: displayPath)
-            defer { gzip.close() }
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         }
     }

@@ -1,3 +1,5 @@
+import CKernels
+
 /// Validates one NDJSON line against RFC 8259 and notes where the top-level fields we use sit.
 ///
 /// This is the hot loop of the job. It walks the bytes once, never builds a string, and keeps
@@ -34,9 +36,12 @@ public struct JSONLineScanner: ~Copyable {
     /// Set by `skipString` when the string it skipped held an escape, so a key without one
     /// is compared as it stands, without a second look for backslashes.
     private var sawEscape = false
+    /// Whether long strings and non-ASCII text go through the SIMD kernel (`ScanKernels`).
+    private let simd: Bool
 
-    public init(wanted: FieldSet = .ratingOnly) {
+    public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
         self.wanted = wanted.union(.ratingOnly)
+        self.simd = simd
         stack = .allocate(capacity: Self.maxDepth + 2)
         keyScratch = ByteBuffer(capacity: 64)
     }
@@ -221,6 +226,9 @@ public struct JSONLineScanner: ~Copyable {
                 let high = Self.specialBytes(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
                 if high == 0 {
                     p += 16
+                    // A string this long is likely longer still: the kernel takes 32 bytes a step.
+                    // Short strings (most keys and ids) never pay for the call.
+                    if simd { p = ScanKernels.skipPlain(p) }
                     continue
                 }
                 p += 8 + high.trailingZeroBitCount >> 3
@@ -248,7 +256,12 @@ public struct JSONLineScanner: ~Copyable {
                 _ = fail(c == UInt8(ascii: "\n") ? .unterminatedString : .controlCharacterInString, p, start)
                 return nil
             }
-            // c >= 0x80: one UTF-8 sequence.
+            // c >= 0x80: text that is not ASCII; the kernel validates it a block at a time, and
+            // the scalar step takes over where it stops short.
+            if simd {
+                let q = ScanKernels.skipPlain(p)
+                if q != p { p = q; continue }
+            }
             let n = UTF8Validation.sequenceLength(p)
             if n == 0 { _ = fail(.invalidUTF8, p, start); return nil }
             p += n

@@ -1,3 +1,4 @@
+import CKernels
 import CZlib
 import Glibc
 
@@ -6,6 +7,7 @@ import Glibc
 /// are read as a gzip stream as they are. Through `GzipSource` (in short reads) and through a
 /// whole `aggregate` run: never a crash or a hang, only ever the corrupt-gzip error, a
 /// damaged stream never passes for a good one, and a run over a corrupt stream counts nothing.
+/// Every stream goes through both inflaters, ISA-L's and zlib's, which must agree.
 
 /// The payload as gzip members split at `cuts`, and where each member ends in the result.
 private func compress(_ payload: [UInt8], cuts: [Int], level: Int32) -> (stream: [UInt8], memberEnds: [Int], plainEnds: [Int]) {
@@ -44,13 +46,51 @@ private func zlibStream(_ bytes: [UInt8]) -> [UInt8] {
     return Array(out[..<Int(length)])
 }
 
-/// Everything `GzipSource` hands out before the end or its error.
-private func inflateWithProduct(_ stream: [UInt8], readSizes: [Int]) -> (output: [UInt8], error: InputError?) {
+/// Everything `GzipSource` hands out before the end or its error, with ISA-L's inflate and with
+/// zlib's: the two must agree (`sameVerdict`), and the answer is zlib's, as it always was.
+/// `sameReason`: the stream is intact, cut short, or followed by garbage, where both must also
+/// name the same kind of reason; a stream with bytes changed may be damaged and cut at once,
+/// and then one inflater can see the damage before the end and the other only the end.
+private func inflateWithProduct(_ stream: [UInt8], readSizes: [Int], sameReason: Bool) -> (output: [UInt8], error: InputError?) {
+    let zlib = inflate(stream, readSizes: readSizes, using: .zlib)
+    guard rk_isal_available() != 0 else { return zlib }
+    let isal = inflate(stream, readSizes: readSizes, using: .isal)
+    sameVerdict(zlib: zlib, isal: isal, stream: stream, sameReason: sameReason)
+    return zlib
+}
+
+/// Both inflaters refuse the same streams, and hand out the same bytes: all of them for a good
+/// stream; for a bad one, what one hands out before its error is a prefix of what the other
+/// does (they buffer differently).
+private func sameVerdict(zlib: (output: [UInt8], error: InputError?), isal: (output: [UInt8], error: InputError?),
+                         stream: [UInt8], sameReason: Bool) {
+    func kind(_ error: InputError?) -> String {
+        guard case .corruptGzip(_, let reason)? = error else { return error == nil ? "none" : "\(error!)" }
+        return reason == "truncated gzip data" ? "truncated" : "corrupt"
+    }
+    let agree: Bool
+    if zlib.error == nil && isal.error == nil {
+        agree = zlib.output == isal.output
+    } else {
+        // One known difference: a member whose trailer is cut after a wrong CRC-32. zlib checks
+        // the CRC as soon as it has its 4 bytes (corrupt), ISA-L only with all 8 (truncated).
+        // Both refuse the stream after the same bytes, with the same status.
+        let trailer = kind(zlib.error) == "corrupt" && kind(isal.error) == "truncated" && zlib.output == isal.output
+        let bothCorrupt = kind(zlib.error) != "none" && kind(isal.error) != "none"
+            && isCorrupt(zlib.error) && isCorrupt(isal.error)
+        agree = (kind(zlib.error) == kind(isal.error) || trailer || (!sameReason && bothCorrupt))
+            && (zlib.output.starts(with: isal.output) || isal.output.starts(with: zlib.output))
+    }
+    if !agree {
+        mismatch("ISA-L against zlib", input: stream, product: ("ISA-L", isal.output.count, isal.error as Any),
+                 reference: ("zlib", zlib.output.count, zlib.error as Any))
+    }
+}
+
+private func inflate(_ stream: [UInt8], readSizes: [Int], using kind: Inflaters.Kind) -> (output: [UInt8], error: InputError?) {
     var out: [UInt8] = []
-    let gzip: GzipSource<MemorySource>
-    do { gzip = try GzipSource(MemorySource(data: stream, readSizes: readSizes), path: "f.gz") } catch { return ([], error) }
-    defer { gzip.close() }
-    var source = gzip
+    var source: GzipSource<MemorySource>
+    do { source = try GzipSource(MemorySource(data: stream, readSizes: readSizes), path: "f.gz", using: kind) } catch { return ([], error) }
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     defer { buffer.deallocate() }
     var reads = 0
@@ -79,7 +119,7 @@ public func fuzzGzip(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if mode % 5 == 4 {
         // The fuzzer's own bytes as the stream, behind the magic that routes a file to gzip.
         let stream = [0x1F, 0x8B] + payload
-        let (_, error) = inflateWithProduct(stream, readSizes: readSizes)
+        let (_, error) = inflateWithProduct(stream, readSizes: readSizes, sameReason: false)
         if error != nil && !isCorrupt(error) { mismatch("error kind", input: input.bytes, product: error as Any, reference: "corruptGzip") }
         checkRun(stream, expectCorrupt: nil, input: input.bytes)
         return 0
@@ -113,7 +153,9 @@ public func fuzzGzip(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         damage = .garbage
     }
 
-    let (output, error) = inflateWithProduct(stream, readSizes: readSizes)
+    let changed: Bool
+    if case .changed = damage { changed = true } else { changed = false }
+    let (output, error) = inflateWithProduct(stream, readSizes: readSizes, sameReason: !changed)
     if error != nil && !isCorrupt(error) { mismatch("error kind", input: input.bytes, product: error as Any, reference: "corruptGzip") }
     switch damage {
     case .none:

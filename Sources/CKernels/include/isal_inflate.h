@@ -1,0 +1,37 @@
+#ifndef RANKINGS_ISAL_INFLATE_H
+#define RANKINGS_ISAL_INFLATE_H
+
+#include <stdint.h>
+
+/// Intel ISA-L's inflate, loaded at run time from libisal.so.2 when the system has it, so one
+/// binary runs everywhere and inflates about three times faster where the library is present.
+
+/// What a step of `rk_isal_inflate` ended with; negative values are corrupt data.
+enum {
+    RK_ISAL_OK = 0,          // progress made, or more input needed
+    RK_ISAL_MEMBER_END = 1,  // a gzip member ended, trailer checked; call rk_isal_next_member
+};
+
+/// 1 when libisal.so.2 could be loaded and has the functions we use (tried once, on first call).
+int rk_isal_available(void);
+
+typedef struct rk_isal_stream rk_isal_stream;
+
+/// A new inflate state for gzip members; NULL when ISA-L is not available or memory is short.
+rk_isal_stream *rk_isal_open(void);
+void rk_isal_close(rk_isal_stream *stream);
+
+/// Hands the next compressed bytes to the stream; only when `rk_isal_avail_in` is 0.
+void rk_isal_set_input(rk_isal_stream *stream, const uint8_t *input, uint32_t count);
+uint32_t rk_isal_avail_in(const rk_isal_stream *stream);
+
+/// Inflates into `output`; sets `*produced` to the bytes written.
+int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uint32_t *produced);
+
+/// Starts the next member after RK_ISAL_MEMBER_END, keeping the unread input.
+void rk_isal_next_member(rk_isal_stream *stream);
+
+/// The words for a negative status, in the style of zlib's messages.
+const char *rk_isal_message(int status);
+
+#endif

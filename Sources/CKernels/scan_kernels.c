@@ -1,0 +1,194 @@
+// The string-skipping kernels behind JSONLineScanner: classify a block of bytes at a time
+// (quote, backslash, control character, non-ASCII) and validate the UTF-8 in it with three
+// nibble-indexed lookup tables, after the method of Keiser and Lemire ("Validating UTF-8 in
+// less than one instruction per byte", 2021) that simdjson uses. Written for our contract: the
+// scalar step in Swift stays the only place that decides anything about a byte it stops at,
+// so every message and offset is the scalar path's by construction.
+#include "scan_kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+// One bit per kind of UTF-8 error a byte pair can show (prev1 = the byte before, input = this byte).
+#define TOO_SHORT (1 << 0)      // a lead byte followed by a lead byte or ASCII
+#define TOO_LONG (1 << 1)       // ASCII followed by a continuation
+#define OVERLONG_3 (1 << 2)     // E0 followed by 80..9F
+#define TOO_LARGE (1 << 3)      // F4 followed by 90..BF, or F5..FF followed by 90..BF
+#define SURROGATE (1 << 4)      // ED followed by A0..BF
+#define OVERLONG_2 (1 << 5)     // C0 or C1 followed by a continuation
+#define TOO_LARGE_1000 (1 << 6) // F5..FF followed by 80..8F
+#define OVERLONG_4 (1 << 6)     // F0 followed by 80..8F
+#define TWO_CONTS (1 << 7)      // a continuation followed by a continuation
+#define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
+
+// Indexed by prev1's high nibble.
+#define TABLE_PREV_HIGH \
+    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, \
+    TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS, \
+    TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE, \
+    TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4
+// Indexed by prev1's low nibble.
+#define TABLE_PREV_LOW \
+    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, \
+    CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
+    CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000, \
+    CARRY | TOO_LARGE | TOO_LARGE_1000
+// Indexed by the byte's own high nibble.
+#define TABLE_INPUT_HIGH \
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, \
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4, \
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE, \
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, \
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, \
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT
+
+static const uint8_t table_prev_high[16] = {TABLE_PREV_HIGH};
+static const uint8_t table_prev_low[16] = {TABLE_PREV_LOW};
+static const uint8_t table_input_high[16] = {TABLE_INPUT_HIGH};
+
+/// Where the scalar step takes over at block `q` when the kernel cannot vouch for it: `q`
+/// itself, or the lead byte of a sequence the block before left unfinished (that block was
+/// validated whole, so such a lead is at most 3 bytes back and everything before it is good).
+static inline const uint8_t *resume_point(const uint8_t *start, const uint8_t *q) {
+    if (q == start) return q;
+    if (q[-1] >= 0xC0) return q - 1;
+    if (q - 2 >= start && q[-2] >= 0xE0) return q - 2;
+    if (q - 3 >= start && q[-3] >= 0xF0) return q - 3;
+    return q;
+}
+
+/// The block before ended inside a sequence.
+static inline int ends_unfinished(const uint8_t *start, const uint8_t *q) {
+    return q != start && resume_point(start, q) != q;
+}
+
+__attribute__((target("avx2")))
+static const uint8_t *skip_avx2(const uint8_t *start) {
+    const __m256i prev_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_prev_high));
+    const __m256i prev_low = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_prev_low));
+    const __m256i input_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_input_high));
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    const __m256i quote = _mm256_set1_epi8('"');
+    const __m256i backslash = _mm256_set1_epi8('\\');
+    const __m256i control_max = _mm256_set1_epi8(0x1F);
+    __m256i prev = _mm256_setzero_si256();
+    int prev_non_ascii = 0;
+    const uint8_t *q = start;
+    for (;;) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)q);
+        uint32_t special = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash)),
+            _mm256_cmpeq_epi8(_mm256_min_epu8(v, control_max), v)));
+        uint32_t non_ascii = (uint32_t)_mm256_movemask_epi8(v);
+        if (non_ascii == 0 && !(prev_non_ascii && ends_unfinished(start, q))) {
+            if (special) return q + __builtin_ctz(special);
+            prev = v;
+            prev_non_ascii = 0;
+            q += 32;
+            continue;
+        }
+        // The 1, 2 and 3 bytes before each byte of the block, across the block boundary.
+        __m256i carried = _mm256_permute2x128_si256(prev, v, 0x21);
+        __m256i prev1 = _mm256_alignr_epi8(v, carried, 15);
+        __m256i prev2 = _mm256_alignr_epi8(v, carried, 14);
+        __m256i prev3 = _mm256_alignr_epi8(v, carried, 13);
+        __m256i found = _mm256_and_si256(_mm256_and_si256(
+            _mm256_shuffle_epi8(prev_high, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nibble)),
+            _mm256_shuffle_epi8(prev_low, _mm256_and_si256(prev1, nibble))),
+            _mm256_shuffle_epi8(input_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)));
+        // Second and third continuations are the only pairs of continuations allowed.
+        __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((char)(0xE0 - 0x80)));
+        __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((char)(0xF0 - 0x80)));
+        __m256i must_continue = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8((char)0x80));
+        __m256i error = _mm256_xor_si256(must_continue, found);
+        uint32_t bad = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(error, _mm256_setzero_si256()));
+        if (special) {
+            uint32_t upto = special & -special; // the first special byte
+            if ((bad & (upto | (upto - 1))) == 0) return q + __builtin_ctz(special);
+            return resume_point(start, q);
+        }
+        if (bad) return resume_point(start, q);
+        prev = v;
+        prev_non_ascii = 1;
+        q += 32;
+    }
+}
+
+__attribute__((target("ssse3")))
+static const uint8_t *skip_ssse3(const uint8_t *start) {
+    const __m128i prev_high = _mm_loadu_si128((const __m128i *)table_prev_high);
+    const __m128i prev_low = _mm_loadu_si128((const __m128i *)table_prev_low);
+    const __m128i input_high = _mm_loadu_si128((const __m128i *)table_input_high);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i control_max = _mm_set1_epi8(0x1F);
+    __m128i prev = _mm_setzero_si128();
+    int prev_non_ascii = 0;
+    const uint8_t *q = start;
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)q);
+        uint32_t special = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+            _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v)));
+        uint32_t non_ascii = (uint32_t)_mm_movemask_epi8(v);
+        if (non_ascii == 0 && !(prev_non_ascii && ends_unfinished(start, q))) {
+            if (special) return q + __builtin_ctz(special);
+            prev = v;
+            prev_non_ascii = 0;
+            q += 16;
+            continue;
+        }
+        __m128i prev1 = _mm_alignr_epi8(v, prev, 15);
+        __m128i prev2 = _mm_alignr_epi8(v, prev, 14);
+        __m128i prev3 = _mm_alignr_epi8(v, prev, 13);
+        __m128i found = _mm_and_si128(_mm_and_si128(
+            _mm_shuffle_epi8(prev_high, _mm_and_si128(_mm_srli_epi16(prev1, 4), nibble)),
+            _mm_shuffle_epi8(prev_low, _mm_and_si128(prev1, nibble))),
+            _mm_shuffle_epi8(input_high, _mm_and_si128(_mm_srli_epi16(v, 4), nibble)));
+        __m128i third = _mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xE0 - 0x80)));
+        __m128i fourth = _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xF0 - 0x80)));
+        __m128i must_continue = _mm_and_si128(_mm_or_si128(third, fourth), _mm_set1_epi8((char)0x80));
+        __m128i error = _mm_xor_si128(must_continue, found);
+        uint32_t bad = 0xFFFFu & ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(error, _mm_setzero_si128()));
+        if (special) {
+            uint32_t upto = special & -special;
+            if ((bad & (upto | (upto - 1))) == 0) return q + __builtin_ctz(special);
+            return resume_point(start, q);
+        }
+        if (bad) return resume_point(start, q);
+        prev = v;
+        prev_non_ascii = 1;
+        q += 16;
+    }
+}
+
+static const uint8_t *(*chosen)(const uint8_t *);
+static int level;
+
+/// Chosen before main runs, so no thread ever sees it half done.
+__attribute__((constructor))
+static void choose(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        chosen = skip_avx2;
+        level = 2;
+    } else if (__builtin_cpu_supports("ssse3")) {
+        chosen = skip_ssse3;
+        level = 1;
+    }
+}
+
+int rk_scan_kernel_level(void) { return level; }
+
+const uint8_t *rk_skip_string_plain(const uint8_t *p) { return chosen(p); }
+
+#else
+
+int rk_scan_kernel_level(void) { return 0; }
+const uint8_t *rk_skip_string_plain(const uint8_t *p) { return p; }
+
+#endif

@@ -1,0 +1,31 @@
+import CKernels
+import Glibc
+
+/// The SIMD side of `JSONLineScanner`: C kernels (Sources/CKernels/scan_kernels.c) that skip the
+/// plain bytes of a string and validate its UTF-8 32 bytes (AVX2) or 16 bytes (SSSE3) a step,
+/// chosen by CPU feature. They only ever skip bytes the scalar path would accept without
+/// comment, and stop before anything it must judge, so messages and offsets stay its own.
+public enum ScanKernels {
+    /// On when the CPU has a kernel, unless `RANKINGS_SCALAR_SCAN=1` (read once) turns it off:
+    /// the test suite runs once more that way, and the scalar path is what aarch64 runs.
+    public static let enabled: Bool = {
+        if let off = getenv("RANKINGS_SCALAR_SCAN"), off.pointee != 0, String(cString: off) != "0" { return false }
+        return rk_scan_kernel_level() > 0
+    }()
+
+    /// For `--version`: which scanner this process runs.
+    public static var description: String {
+        switch (enabled, rk_scan_kernel_level()) {
+        case (true, 2): "scanner: AVX2"
+        case (true, _): "scanner: SSSE3"
+        case (false, 0): "scanner: scalar (no SIMD kernel for this CPU)"
+        default: "scanner: scalar (RANKINGS_SCALAR_SCAN=1)"
+        }
+    }
+
+    /// The first byte at or after `p` that the scalar step must look at (see scan_kernels.h).
+    @inline(__always)
+    static func skipPlain(_ p: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
+        rk_skip_string_plain(p)
+    }
+}
