@@ -40,10 +40,7 @@ enum Terminal {
                              work: (Options) throws(JobError) -> Int32) -> Never {
         let options: Options
         do {
-            guard let parsed = try parse(words) else {
-                print(help)
-                exit(0)
-            }
+            guard let parsed = try parse(words) else { printAndExit(help) }
             options = parsed
         } catch {
             fail(error, usage: synopsis)
@@ -53,6 +50,17 @@ enum Terminal {
         } catch {
             fail(error)
         }
+    }
+
+    /// Prints `text` and a newline on standard output and exits 0, or 74 when the write fails
+    /// (`--help > /dev/full` must not pass for success).
+    static func printAndExit(_ text: String) -> Never {
+        do {
+            try writeStdout(Array((text + "\n").utf8))
+        } catch {
+            fail(.output(error))
+        }
+        exit(0)
     }
 
     /// Prints a failure as `rankings: error: …` and exits with its status.

@@ -24,9 +24,9 @@ case "check":
 case "migrate":
     MigrateCommand.run(Array(arguments.dropFirst()))
 case "-h", "--help", "help":
-    print(help)
+    Terminal.printAndExit(help)
 case "--version":
-    print("rankings \(RankingsKitVersion.string)")
+    Terminal.printAndExit("rankings \(RankingsKitVersion.string)")
 case nil:
     Terminal.fail(.usage("no command given"), usage: "rankings <command> [options]")
 case let other?:

@@ -166,6 +166,21 @@ struct FailureStatusTests {
         }
     }
 
+    /// Help and the version are output too: a full disk under them is 74, not a silent 0.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")),
+          arguments: [["--help"], ["--version"], ["aggregate", "--help"], ["check", "--help"], ["migrate", "--help"]])
+    func helpAndVersionOnAFullStdoutAre74(_ arguments: [String]) throws {
+        _ = ignoringBrokenPipes
+        let process = Process()
+        process.executableURL = RankingsBinary.url
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 74)
+    }
+
     // MARK: - Usage outside `aggregate`
 
     @Test(arguments: [[String](), ["frobnicate"], ["--frobnicate"]])
