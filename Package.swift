@@ -10,7 +10,9 @@ let package = Package(
     targets: [
         // The system zlib, for gzip-compressed exports; no Swift package involved.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "RankingsKit", dependencies: ["CZlib"]),
+        // Linux calls Glibc hides behind _GNU_SOURCE (O_TMPFILE, renameat2), header only.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .target(name: "RankingsKit", dependencies: ["CZlib", "CLinux"]),
         .executableTarget(name: "rankings", dependencies: ["RankingsKit"]),
         .testTarget(name: "RankingsKitTests", dependencies: ["RankingsKit", "rankings"]),
     ],

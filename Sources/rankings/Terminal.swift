@@ -5,14 +5,10 @@ import RankingsKit
 /// a failed stdout write is an error (status 74) instead of a silent loss.
 enum Terminal {
     static func writeStdout(_ bytes: [UInt8]) throws(OutputError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .writeFailed(path: "standard output", reason: String(cString: strerror(errno)))
-            }
-            done += n
+        do {
+            try FileDescriptor.writeAll(1, bytes)
+        } catch {
+            throw .writeFailed(path: "standard output", reason: error.reason)
         }
     }
 

@@ -135,13 +135,13 @@ public enum AggregateJob {
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
                                          weekBounds: weekBounds).bytes(in: options.format)
-            // Every output is complete on disk before any replaces its target.
+            // Every output is complete on disk before any replaces its target, and standard
+            // output (which cannot be taken back) is written before any does: a run that fails
+            // anywhere leaves every file as it was.
             try document?.write(bytes)
             try stats?.write(JokeStats.ndjson(result.tally))
-            try document?.commit()
-            try stats?.commit()
             if document == nil { try output.stdout(bytes) }
-            try report?.commit()
+            try AtomicFile.commit([document, stats, report].compactMap { $0 })
         } catch let error as JobError {
             throw error
         } catch let error as OutputError {
