@@ -18,7 +18,7 @@ if [ -x "$out/$name" ] && [ -z "$(find "${inputs[@]}" -newer "$out/$name" | head
     exit 0
 fi
 nice "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -warnings-as-errors \
-    -module-name "Fuzz_$name" -use-ld=lld -I Sources/CZlib -lz \
+    -module-name "Fuzz_$name" -use-ld=lld -I Sources/CZlib -I Sources/CLinux -lz \
     "${library[@]}" Tests/Fuzz/Reference/*.swift "Tests/Fuzz/Targets/$name.swift" \
     -o "$out/$name"
 printf '%s\n' "${inputs[@]}" >"$list"
