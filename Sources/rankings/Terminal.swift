@@ -12,16 +12,11 @@ enum Terminal {
         }
     }
 
+    /// Prints one line on standard error, control characters escaped (`LogText`): the single
+    /// door every diagnostic leaves by, so no path or value in one can forge another line.
     static func printError(_ line: String) {
-        var text = line + "\n"
-        text.withUTF8 { buf in
-            var done = 0
-            while done < buf.count {
-                let n = write(2, buf.baseAddress! + done, buf.count - done)
-                if n <= 0 { return }
-                done += n
-            }
-        }
+        var text = LogText.escaped(line) + "\n"
+        text.withUTF8 { buf in try? FileDescriptor.writeAll(2, UnsafeRawBufferPointer(buf)) }
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -62,7 +57,10 @@ enum Terminal {
     /// Prints a failure as `rankings: error: …` and exits with its status.
     static func fail(_ error: JobError, usage: String? = nil) -> Never {
         printError("rankings: error: \(error.message)")
-        if case .usage = error, let usage { printError("usage: \(usage)\nrun 'rankings --help' for more") }
+        if case .usage = error, let usage {
+            printError("usage: \(usage)")
+            printError("run 'rankings --help' for more")
+        }
         exit(error.exitStatus)
     }
 }
