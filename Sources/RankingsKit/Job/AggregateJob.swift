@@ -139,7 +139,7 @@ public enum AggregateJob {
             // output (which cannot be taken back) is written before any does: a run that fails
             // anywhere leaves every file as it was.
             try document?.write(bytes)
-            try stats?.write(JokeStats.ndjson(result.tally))
+            if let stats { try JokeStats.write(result.tally, to: stats.write) }
             if document == nil { try output.stdout(bytes) }
             try AtomicFile.commit([document, stats, report].compactMap { $0 })
         } catch let error as JobError {
