@@ -52,8 +52,11 @@ public enum AggregateJob {
         let started = Clock.now
         var weekBounds: (start: Timestamp, end: Timestamp)?
         if let week = options.week {
+            // No --time-zone was given, so the command line is not at fault: the system lacks
+            // the default zone's file, an input the run needs (66, recorded in --metrics).
             guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
-                throw .usage(IANAZone.unknownMessage(IANAZone.defaultIdentifier))
+                throw .input(.cannotOpen(path: IANAZone.databaseDirectory + "/" + IANAZone.defaultIdentifier,
+                                         reason: "the default zone for --week is not in the time zone database"))
             }
             weekBounds = week.bounds(in: zone)
         }
