@@ -138,13 +138,14 @@ public enum AggregateJob {
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
                                          weekBounds: weekBounds).bytes(in: options.format)
-            // Every output is complete on disk before any replaces its target, and standard
-            // output (which cannot be taken back) is written before any does: a run that fails
-            // anywhere leaves every file as it was.
+            // Every output is complete on disk before any replaces its target; standard output
+            // (which cannot be taken back) is written once every file is in place, and a
+            // failure there puts every file back: a failed run leaves every output as it was.
             try document?.write(bytes)
             if let stats { try JokeStats.write(result.tally, to: stats.write) }
-            if document == nil { try output.stdout(bytes) }
-            try AtomicFile.commit([document, stats, report].compactMap { $0 })
+            try AtomicFile.commit([document, stats, report].compactMap { $0 }) { () throws(OutputError) in
+                if document == nil { try output.stdout(bytes) }
+            }
         } catch let error as JobError {
             throw error
         } catch let error as OutputError {

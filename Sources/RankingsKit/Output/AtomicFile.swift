@@ -176,7 +176,11 @@ public final class AtomicFile {
     /// Puts every file in place of its target, or none: a failure flushing any of them leaves
     /// every target untouched, and a failure renaming one puts back the targets already replaced
     /// (where the filesystem can exchange names; everywhere Linux keeps files on disk).
-    public static func commit(_ files: [AtomicFile]) throws(OutputError) {
+    ///
+    /// `last` runs once every file is in place, before the old contents are dropped: if it
+    /// throws (standard output is full), every target gets its old contents back as well.
+    public static func commit(_ files: [AtomicFile],
+                              last: () throws(OutputError) -> Void = {}) throws(OutputError) {
         for file in files { try file.flush() }
         var done: [AtomicFile] = []
         do {
@@ -184,6 +188,7 @@ public final class AtomicFile {
                 try file.place()
                 done.append(file)
             }
+            try last()
         } catch {
             for file in done.reversed() { file.restore() }
             for file in files { file.discard() }
