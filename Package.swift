@@ -12,7 +12,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // Our own C: the SIMD scanning kernels and ISA-L's inflate loaded at run time.
         .target(name: "CKernels"),
-        .target(name: "RankingsKit", dependencies: ["CZlib", "CKernels"]),
+        // Linux calls Glibc hides behind _GNU_SOURCE (O_TMPFILE, renameat2), header only.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .target(name: "RankingsKit", dependencies: ["CZlib", "CKernels", "CLinux"]),
         .executableTarget(name: "rankings", dependencies: ["RankingsKit"]),
         .testTarget(name: "RankingsKitTests", dependencies: ["RankingsKit", "rankings"]),
     ],

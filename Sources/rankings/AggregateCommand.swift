@@ -22,7 +22,8 @@ enum AggregateCommand {
       --computed-at TIME  the document's computed_at, RFC 3339 with any offset (default: now);
                           written in UTC with Z
       --max-invalid N     bad lines tolerated before the run fails (default 0)
-      --allow-empty       write a document even when there are no valid events
+      --allow-empty       write a document even when no event is counted (none valid, or
+                          none left after --as-of/--since/--week)
       --report PATH       also write a JSON summary of the run
       --threads N         threads to use (default: the cores available)
       -q, --quiet         no summary line on stderr

@@ -5,27 +5,18 @@ import RankingsKit
 /// a failed stdout write is an error (status 74) instead of a silent loss.
 enum Terminal {
     static func writeStdout(_ bytes: [UInt8]) throws(OutputError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .writeFailed(path: "standard output", reason: String(cString: strerror(errno)))
-            }
-            done += n
+        do {
+            try FileDescriptor.writeAll(1, bytes)
+        } catch {
+            throw .writeFailed(path: "standard output", reason: error.reason)
         }
     }
 
+    /// Prints one line on standard error, control characters escaped (`LogText`): the single
+    /// door every diagnostic leaves by, so no path or value in one can forge another line.
     static func printError(_ line: String) {
-        var text = line + "\n"
-        text.withUTF8 { buf in
-            var done = 0
-            while done < buf.count {
-                let n = write(2, buf.baseAddress! + done, buf.count - done)
-                if n <= 0 { return }
-                done += n
-            }
-        }
+        var text = LogText.escaped(line) + "\n"
+        text.withUTF8 { buf in try? FileDescriptor.writeAll(2, UnsafeRawBufferPointer(buf)) }
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -40,10 +31,7 @@ enum Terminal {
                              work: (Options) throws(JobError) -> Int32) -> Never {
         let options: Options
         do {
-            guard let parsed = try parse(words) else {
-                print(help)
-                exit(0)
-            }
+            guard let parsed = try parse(words) else { printAndExit(help) }
             options = parsed
         } catch {
             fail(error, usage: synopsis)
@@ -55,10 +43,24 @@ enum Terminal {
         }
     }
 
+    /// Prints `text` and a newline on standard output and exits 0, or 74 when the write fails
+    /// (`--help > /dev/full` must not pass for success).
+    static func printAndExit(_ text: String) -> Never {
+        do {
+            try writeStdout(Array((text + "\n").utf8))
+        } catch {
+            fail(.output(error))
+        }
+        exit(0)
+    }
+
     /// Prints a failure as `rankings: error: …` and exits with its status.
     static func fail(_ error: JobError, usage: String? = nil) -> Never {
         printError("rankings: error: \(error.message)")
-        if case .usage = error, let usage { printError("usage: \(usage)\nrun 'rankings --help' for more") }
+        if case .usage = error, let usage {
+            printError("usage: \(usage)")
+            printError("run 'rankings --help' for more")
+        }
         exit(error.exitStatus)
     }
 }

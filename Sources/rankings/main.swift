@@ -24,12 +24,10 @@ case "check":
 case "migrate":
     MigrateCommand.run(Array(arguments.dropFirst()))
 case "-h", "--help", "help":
-    print(help)
+    Terminal.printAndExit(help)
 case "--version":
-    print("rankings \(RankingsKitVersion.string)")
     // What this binary found on this machine: the lines a performance report needs.
-    print(Inflaters.description)
-    print(ScanKernels.description)
+    Terminal.printAndExit("rankings \(RankingsKitVersion.string)\n\(Inflaters.description)\n\(ScanKernels.description)")
 case nil:
     Terminal.fail(.usage("no command given"), usage: "rankings <command> [options]")
 case let other?:

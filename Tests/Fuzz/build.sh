@@ -28,7 +28,7 @@ for c in "${csources[@]}"; do
     objects+=("$object")
 done
 nice "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -warnings-as-errors \
-    -module-name "Fuzz_$name" -use-ld=lld -I Sources/CZlib -lz -I Sources/CKernels/include "${objects[@]}" \
+    -module-name "Fuzz_$name" -use-ld=lld -I Sources/CZlib -I Sources/CLinux -lz -I Sources/CKernels/include "${objects[@]}" \
     "${library[@]}" Tests/Fuzz/Reference/*.swift "Tests/Fuzz/Targets/$name.swift" \
     -o "$out/$name"
 printf '%s\n' "${inputs[@]}" >"$list"

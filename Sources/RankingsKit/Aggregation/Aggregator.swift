@@ -67,6 +67,8 @@ public enum Aggregator {
                                   selection: selection, progress: progress)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
+                // Memory: a piece's keys per thread, not every key once per thread.
+                shared.sink.flush(tally)
             }
         }
         return try merge(shared, files: files, pieces: pieces)
@@ -154,10 +156,10 @@ public enum Aggregator {
         for result in results {
             if let error = result?.error { throw error }
         }
-        let main = shared.tallies[0]
+        let main = shared.sink.combined
         let tally = main.tally
         var validEvents = main.validEvents, filteredOut = main.filteredOut
-        for other in shared.tallies.dropFirst() {
+        for other in shared.tallies where other !== main {
             if let votes = main.votes, let otherVotes = other.votes {
                 votes.merge(otherVotes, otherTally: other.tally, into: tally, threads: shared.tallies.count)
             } else {
@@ -204,11 +206,13 @@ public enum Aggregator {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let tallies: [WorkerTally]
+        let sink: SharedTally
         private let slots: UnsafeMutablePointer<PieceResult?>
         private let count: Int
 
         init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe) {
             tallies = (0..<workers).map { _ in WorkerTally(dedupe: dedupe) }
+            sink = SharedTally(workers: tallies, dedupe: dedupe)
             count = pieces.count
             slots = .allocate(capacity: count)
             slots.initialize(repeating: nil, count: count)

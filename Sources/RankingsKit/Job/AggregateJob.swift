@@ -52,8 +52,11 @@ public enum AggregateJob {
         let started = Clock.now
         var weekBounds: (start: Timestamp, end: Timestamp)?
         if let week = options.week {
+            // No --time-zone was given, so the command line is not at fault: the system lacks
+            // the default zone's file, an input the run needs (66, recorded in --metrics).
             guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
-                throw .usage(IANAZone.unknownMessage(IANAZone.defaultIdentifier))
+                throw .input(.cannotOpen(path: IANAZone.databaseDirectory + "/" + IANAZone.defaultIdentifier,
+                                         reason: "the default zone for --week is not in the time zone database"))
             }
             weekBounds = week.bounds(in: zone)
         }
@@ -141,13 +144,14 @@ public enum AggregateJob {
             let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
                                          weekBounds: weekBounds).bytes(in: options.format)
-            // Every output is complete on disk before any replaces its target.
+            // Every output is complete on disk before any replaces its target; standard output
+            // (which cannot be taken back) is written once every file is in place, and a
+            // failure there puts every file back: a failed run leaves every output as it was.
             try document?.write(bytes)
-            try stats?.write(JokeStats.ndjson(result.tally))
-            try document?.commit()
-            try stats?.commit()
-            if document == nil { try output.stdout(bytes) }
-            try report?.commit()
+            if let stats { try JokeStats.write(result.tally, to: stats.write) }
+            try AtomicFile.commit([document, stats, report].compactMap { $0 }) { () throws(OutputError) in
+                if document == nil { try output.stdout(bytes) }
+            }
         } catch let error as JobError {
             throw error
         } catch let error as OutputError {

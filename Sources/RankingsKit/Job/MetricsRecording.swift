@@ -13,8 +13,10 @@ extension AggregateJob {
     public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
         let started = Clock.now
         let facts = RunFacts()
+        // The outcome as a value: every status the job reports is recorded below, then returned.
+        let outcome = Result { () throws(JobError) in try produce(options, output: output, facts: facts) }
         var failure: JobError?
-        do { try produce(options, output: output, facts: facts) } catch { failure = error }
+        if case .failure(let error) = outcome { failure = error }
         if let path = options.metricsPath {
             var metrics = RunMetrics(endedAt: WallClock.seconds, durationSeconds: Clock.seconds(since: started),
                                      exitStatus: failure?.exitStatus ?? 0)

@@ -30,14 +30,10 @@ final class StdoutSpool: MigrationDestination {
     deinit { close(fd) }
 
     func writeBatch(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure()
-            }
-            done += n
+        do {
+            try FileDescriptor.writeAll(fd, bytes)
+        } catch {
+            throw .writeFailed(path: "a temporary file in \(directory)", reason: error.reason)
         }
     }
 

@@ -28,20 +28,35 @@ public struct Rankings: Sendable, Equatable {
     /// Ranks by count, highest first; ties go to the smaller id in byte order, so the result
     /// does not depend on the order of the input (the old function kept arrival order).
     public init(_ tally: Tally, top: Int) {
-        var hilarious: [(id: [UInt8], count: Int)] = []
-        var horrible: [(id: [UInt8], count: Int)] = []
         var totalHilarious = 0, totalHorrible = 0
         for e in 0..<tally.jokeCount {
             let c = tally.counts(e)
             totalHilarious += c.hilarious
             totalHorrible += c.horrible
-            if c.hilarious > 0 { hilarious.append((tally.withID(e) { Array($0) }, c.hilarious)) }
-            if c.horrible > 0 { horrible.append((tally.withID(e) { Array($0) }, c.horrible)) }
         }
-        self.hilarious = Self.leaders(hilarious, top: top)
-        self.horrible = Self.leaders(horrible, top: top)
+        self.hilarious = Self.leaders(Self.candidates(tally, top: top) { $0.hilarious }, top: top)
+        self.horrible = Self.leaders(Self.candidates(tally, top: top) { $0.horrible }, top: top)
         self.totalHilarious = totalHilarious
         self.totalHorrible = totalHorrible
+    }
+
+    /// The top `top` jokes by `count`, ties by id: only their ids are copied, not one per joke
+    /// (1 M distinct jokes copied 1 M ids, twice). Memory: 4 bytes per joke at the cut or above.
+    static func candidates(_ tally: Tally, top: Int, count: (JokeCounts) -> Int) -> [(id: [UInt8], count: Int)] {
+        var counts: [Int] = []
+        for e in 0..<tally.jokeCount where count(tally.counts(e)) > 0 { counts.append(count(tally.counts(e))) }
+        guard !counts.isEmpty else { return [] }
+        counts.sort(by: >)
+        let cut = counts[min(top, counts.count) - 1]
+        var chosen: [UInt32] = []
+        for e in 0..<tally.jokeCount where count(tally.counts(e)) >= cut { chosen.append(UInt32(e)) }
+        // Ties at the cut are ordered by id here, through the tally's own copy of each id.
+        chosen.sort { a, b in
+            let x = count(tally.counts(Int(a))), y = count(tally.counts(Int(b)))
+            if x != y { return x > y }
+            return tally.withID(Int(a)) { p in tally.withID(Int(b)) { q in p.lexicographicallyPrecedes(q) } }
+        }
+        return chosen.prefix(top).map { e in (tally.withID(Int(e)) { Array($0) }, count(tally.counts(Int(e)))) }
     }
 
     static func leaders(_ jokes: [(id: [UInt8], count: Int)], top: Int) -> [RankedJoke] {

@@ -91,6 +91,8 @@ public final class LineReader {
         // With a BOM skipped, the first line still starts at offset 0 as far as which piece
         // owns it is concerned.
         var bomSkipped = false
+        // The consumer stopped at a line that goes on past the data read so far.
+        var incomplete = false
 
         while true {
             if !bomChecked && (filled >= 3 || eof) {
@@ -121,7 +123,10 @@ public final class LineReader {
                         continue
                     }
                     guard let end = consumer.line(from: UnsafePointer(buffer + pos), dataEnd: dataEnd, final: eof,
-                                                  number: lines + 1, offset: lineStart) else { break }
+                                                  number: lines + 1, offset: lineStart) else {
+                        incomplete = true
+                        break
+                    }
                     lines += 1
                     pos = min(UnsafePointer(buffer) .distance(to: end) + 1, filled)
                 }
@@ -153,8 +158,15 @@ public final class LineReader {
                     filled = 0
                 }
             }
-            let n = try source.read(into: buffer + filled, count: capacity - filled)
-            if n == 0 { eof = true } else { filled += n }
+            // A line the consumer could not finish is scanned again from its start: read until
+            // the buffer is full (or the stream ends) first, so a long line arriving in small
+            // reads (64 KiB from a pipe) is scanned once per growth of the buffer, not once per
+            // read, which made reading it quadratic.
+            repeat {
+                let n = try source.read(into: buffer + filled, count: capacity - filled)
+                if n == 0 { eof = true } else { filled += n }
+            } while incomplete && !eof && filled < capacity
+            incomplete = false
         }
     }
 

@@ -59,7 +59,9 @@ public struct JSONLineScanner: ~Copyable {
         case malformed
     }
 
-    /// Scans the line `[start, end)`, where `end` is the line's first `\n`.
+    /// Scans the line that starts at `start`, exactly as `scan(_:)`: `end` is not read (the scan
+    /// stops at the first `\n`, which must be at `end`); the parameter only keeps the
+    /// `[start, end)` shape of older callers.
     public mutating func scan(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
         scan(start)
     }

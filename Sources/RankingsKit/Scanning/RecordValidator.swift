@@ -41,6 +41,8 @@ public struct RecordValidator: ~Copyable {
     /// The captured top-level fields of the last line judged valid (for the options that need more).
     public var fields: CapturedFields { scanner.fields }
 
+    /// Judges the line that starts at `start`, exactly as `judge(_:)`: `end` is not read (the
+    /// scan stops at the first `\n`, which must be at `end`).
     @inline(__always)
     public mutating func judge(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Verdict {
         judge(start)

@@ -1,5 +1,5 @@
-/// Reads an event's `timestamp` in the forms exports carry: an RFC 3339 string,
-/// `{"_seconds": N, "_nanoseconds": N}` (firebase-admin's JSON), or `{"seconds": N, "nanoseconds": N}`.
+/// Reads an event's `timestamp` in the forms exports carry: an RFC 3339 string, BigQuery's
+/// `"2026-02-12 10:00:00.000000 UTC"`, `{"_seconds": N, "_nanoseconds": N}` (firebase-admin's JSON), or `{"seconds": N, "nanoseconds": N}`.
 enum TimestampField {
     /// The instant, or nil when the value is none of the readable forms. `raw` is a value the
     /// line scanner already validated, so only the shape is checked here, not JSON syntax.
@@ -7,10 +7,10 @@ enum TimestampField {
         switch raw[0] {
         case UInt8(ascii: "\""):
             let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
-            if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return Timestamp.parseRFC3339(inner) }
+            if inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return Timestamp.parseExportText(inner) }
             scratch.removeAll()
             guard JSONString.unescape(inner, into: &scratch, allowLoneSurrogates: false) else { return nil }
-            return scratch.withBuffer { Timestamp.parseRFC3339($0) }
+            return scratch.withBuffer { Timestamp.parseExportText($0) }
         case UInt8(ascii: "{"):
             return exportForm(raw) ?? decodeObject(raw, scratch: &scratch)
         default:

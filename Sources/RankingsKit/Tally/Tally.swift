@@ -51,11 +51,26 @@ public final class Tally: @unchecked Sendable {
         }
     }
 
+    /// Forgets every joke (the memory for their counts is kept for the next ones).
+    public func removeAll() {
+        counts.deinitialize(count: ids.count)
+        ids.removeAll()
+    }
+
     public func withID<R>(_ entry: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try ids.withKey(entry, body)
     }
 
     public func counts(_ entry: Int) -> JokeCounts { counts[entry] }
+
+    /// Every entry, in ascending byte order of id: 4 bytes a joke, no copy of any id.
+    public func sortedEntries() -> [UInt32] {
+        var order = (0..<UInt32(jokeCount)).map { $0 }
+        order.sort { a, b in
+            ids.withKey(Int(a)) { x in ids.withKey(Int(b)) { y in x.lexicographicallyPrecedes(y) } }
+        }
+        return order
+    }
 
     /// Every joke with its counts, in ascending byte order of id.
     public func sortedJokes() -> [(id: [UInt8], counts: JokeCounts)] {

@@ -140,6 +140,9 @@ final class VoteTable: @unchecked Sendable {
             }
         }
         other.count = 0
+        // Empty and usable again: a worker keeps its table across flushes.
+        other.slotMask = 255
+        other.slots = PageMemory.allocate(UInt32.self, count: other.slotMask + 1)
     }
 
     func forEach(_ body: (Vote) -> Void) {

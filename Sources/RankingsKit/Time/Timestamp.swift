@@ -88,6 +88,23 @@ public struct Timestamp: Sendable, Hashable, Comparable {
     }
 
     public static func parseRFC3339(_ text: String) -> Timestamp? { parseRFC3339(Array(text.utf8)) }
+
+    /// An event's `timestamp` string in the forms exporters write: RFC 3339 (as
+    /// `parseRFC3339`), or BigQuery's `YYYY-MM-DD HH:MM:SS[.ffffff] UTC` (a space between date
+    /// and time, any number of fraction digits, then exactly ` UTC`).
+    public static func parseExportText<C: Collection>(_ text: C) -> Timestamp? where C.Element == UInt8 {
+        if let t = parseRFC3339(text) { return t }
+        let suffix: [UInt8] = Array(" UTC".utf8)
+        var b = Array(text)
+        guard b.count >= 19 + suffix.count, b[10] == UInt8(ascii: " "), b.suffix(suffix.count).elementsEqual(suffix)
+        else { return nil }
+        // Without the suffix, the rest must be RFC 3339 with nothing after the seconds or their
+        // fraction: a zone there as well (`+00:00 UTC`) is not the form.
+        b.removeLast(suffix.count)
+        guard let last = b.last, last &- UInt8(ascii: "0") < 10 else { return nil }
+        b.append(UInt8(ascii: "Z"))
+        return parseRFC3339(b)
+    }
 }
 
 /// Proleptic Gregorian calendar arithmetic on day numbers (days since 1970-01-01).

@@ -1,6 +1,7 @@
 /// The timestamp rules of docs/aggregate.md ("Backfill"), read literally: RFC 3339
-/// (`T`/`t`/space, `Z`/`z`/`±HH:MM`, any number of fraction digits, beyond nine ignored) and the
-/// two `{seconds, nanoseconds}` forms.
+/// (`T`/`t`/space, `Z`/`z`/`±HH:MM`, any number of fraction digits, beyond nine ignored),
+/// BigQuery's `YYYY-MM-DD HH:MM:SS[.f…] UTC` in a record, and the two `{seconds, nanoseconds}`
+/// forms.
 enum RefTime {
     struct Instant: Equatable, Comparable, CustomStringConvertible {
         var seconds: Int64
@@ -68,6 +69,16 @@ enum RefTime {
         return Instant(seconds: seconds, nanoseconds: nanos)
     }
 
+    /// BigQuery's text: the RFC 3339 shape with a space for `T`, no zone, then ` UTC`.
+    static func bigQuery(_ text: [UInt8]) -> Instant? {
+        let suffix = Array(" UTC".utf8)
+        guard text.count >= 19 + suffix.count, text[10] == UInt8(ascii: " "), Array(text.suffix(4)) == suffix else { return nil }
+        let body = Array(text.dropLast(4))
+        // Seconds or a fraction must end the body: "…:00+00:00 UTC" carries two zones.
+        guard let last = body.last, last >= 0x30 && last <= 0x39 else { return nil }
+        return rfc3339(body + Array("Z".utf8))
+    }
+
     /// A JSON integer (no fraction or exponent) that fits in 64 bits.
     static func integer(_ value: RefJSON.Value) -> Int64? {
         guard case .number(let text) = value,
@@ -80,7 +91,7 @@ enum RefTime {
     static func timestamp(_ value: RefJSON.Value) -> Instant? {
         switch value {
         case .string(let s):
-            return s.hasLoneSurrogate ? nil : rfc3339(s.bytes)
+            return s.hasLoneSurrogate ? nil : rfc3339(s.bytes) ?? bigQuery(s.bytes)
         case .object(let members):
             func last(_ name: String) -> RefJSON.Member? { RefRecord.field(members, name) }
             // `_seconds` is used when present, and then only `_nanoseconds` goes with it.

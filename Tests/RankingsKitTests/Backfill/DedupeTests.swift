@@ -128,6 +128,24 @@ struct DedupeTests {
                 "\(run.stderr)")
     }
 
+    /// BigQuery's text is a readable timestamp: the newer vote in it wins over an older one in
+    /// any other form, whatever the line order (0.2 read it as unreadable, so it always lost).
+    @Test func bigQueryTimestampsCompareAsInstants() throws {
+        let input = E.event("j", "5", device: "D", timestamp: t("2026-02-12 10:00:00.000000 UTC"))
+            + E.event("j", "1", device: "D", timestamp: "{\"_seconds\": 1}")
+            + E.event("k", "1", device: "D", timestamp: t("2026-02-12 10:00:00.000002 UTC"))
+            + E.event("k", "5", device: "D", timestamp: t("2026-02-12T10:00:00.000001Z"))
+            + E.event("m", "5", device: "D", timestamp: t("2026-02-12 10:00:00 UTC"))
+            + E.event("m", "1", device: "D", timestamp: t("2026-02-12 09:59:59.999999-00:00"))
+        let run = try E.run(["--dedupe", "device"], files: [("a.ndjson", input)])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == E.document(hilarious: [("j", 1), ("m", 1)], horrible: [("k", 1)]))
+        // And --as-of reads them: the cut falls between k's two votes.
+        let cut = try E.run(["--as-of", "2026-02-12T10:00:00.000001Z"], files: [("a.ndjson", input)])
+        #expect(cut.status == 0, "\(cut.stderr)")
+        #expect(cut.counts == [6, 5, 1, 0, 0])
+    }
+
     /// Keys are (device_id, joke_id) by exact unescaped bytes.
     @Test func keysAreExactDeviceAndJoke() throws {
         let stamp = t("2025-01-01T00:00:00Z")

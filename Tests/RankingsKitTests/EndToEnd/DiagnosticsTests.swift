@@ -16,6 +16,24 @@ struct DiagnosticsTests {
         return (text, bad)
     }
 
+    /// A file name with a newline (or a terminal escape) cannot forge a line of the log: every
+    /// path is printed with its control characters escaped, in bad-line reports and in errors.
+    @Test func controlCharactersInPathsAreEscaped() throws {
+        try ScratchDirectory.with { dir in
+            let forged = "x.ndjson\nrankings: 0 bad lines\u{1B}[2J"
+            let input = try dir.write(forged, eventLine("a", "5") + "nope\n")
+            let bad = try RankingsBinary.run(["aggregate", "-q", "--max-invalid", "1", input])
+            #expect(bad.status == 0, "stderr: \(bad.stderrText)")
+            let escaped = dir.path("x.ndjson\\nrankings: 0 bad lines\\x1B[2J")
+            #expect(bad.stderrLines.count == 1 && bad.stderrLines[0].hasPrefix("\(escaped):2: malformed JSON"),
+                    "stderr: \(bad.stderrText)")
+            let missing = try RankingsBinary.run(["aggregate", "-q", dir.path("gone\n.ndjson")])
+            #expect(missing.status == 66)
+            #expect(missing.stderrLines.count == 1, "stderr: \(missing.stderrText)")
+            #expect(missing.stderrText.contains("gone\\n.ndjson"), "stderr: \(missing.stderrText)")
+        }
+    }
+
     @Test func namesTheFirstTenThenCountsTheRest() throws {
         try ScratchDirectory.with { dir in
             let (text, bad) = Self.thirteenBadLines()

@@ -147,6 +147,34 @@ struct FailureStatusTests {
         }
     }
 
+    /// A gzip export cut short, through the command line: 65 naming the file, the document as it was.
+    @Test func truncatedGzipIs65() throws {
+        try ScratchDirectory.with { dir in
+            let compressed = try UnitTempDirectory.gzip(Array(String(repeating: eventLine("a", "5"), count: 200).utf8))
+            let input = try dir.write("a.ndjson.gz", Array(compressed.prefix(compressed.count / 2)))
+            let output = try dir.write("out.json", Self.previous)
+            let result = try RankingsBinary.run(["aggregate", "-q", "-o", output, input])
+            #expect(result.status == 65, "stderr: \(result.stderrText)")
+            #expect(result.stderrLines == ["rankings: error: \(input): truncated gzip data"], "\(result.stderrText)")
+            #expect(try dir.read("out.json") == Self.previous)
+            #expect(try dir.listing() == ["a.ndjson.gz", "out.json"])
+        }
+    }
+
+    /// A file whose read fails (EIO: /proc/self/mem at offset 0): the error names it and the
+    /// reason, and the document stays as it was.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/mem")))
+    func readErrorNamesTheFile() throws {
+        try ScratchDirectory.with { dir in
+            let output = try dir.write("out.json", Self.previous)
+            let result = try RankingsBinary.run(["aggregate", "-q", "-o", output, "/proc/self/mem"])
+            #expect(result.status == 66, "stderr: \(result.stderrText)")
+            #expect(result.stderrLines == ["rankings: error: cannot read /proc/self/mem: Input/output error"], "\(result.stderrText)")
+            #expect(try dir.read("out.json") == Self.previous)
+            #expect(try dir.listing() == ["out.json"])
+        }
+    }
+
     // MARK: - 74: I/O errors
 
     /// /dev/full accepts the open and fails every write with ENOSPC: a real write error.
@@ -164,6 +192,21 @@ struct FailureStatusTests {
             process.waitUntilExit()
             #expect(process.terminationStatus == 74)
         }
+    }
+
+    /// Help and the version are output too: a full disk under them is 74, not a silent 0.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")),
+          arguments: [["--help"], ["--version"], ["aggregate", "--help"], ["check", "--help"], ["migrate", "--help"]])
+    func helpAndVersionOnAFullStdoutAre74(_ arguments: [String]) throws {
+        _ = ignoringBrokenPipes
+        let process = Process()
+        process.executableURL = RankingsBinary.url
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 74)
     }
 
     // MARK: - Usage outside `aggregate`

@@ -168,4 +168,56 @@ struct TimestampTests {
         #expect(b < c)
         #expect(Timestamp(seconds: -1, nanoseconds: 999_999_999) < Timestamp(seconds: 0))
     }
+
+    // MARK: - The forms exporters write
+
+    static func export(_ s: String) -> Timestamp? { Timestamp.parseExportText(Array(s.utf8)) }
+
+    /// BigQuery's `YYYY-MM-DD HH:MM:SS[.ffffff] UTC`, at the edges of every field.
+    @Test func bigQueryText() {
+        let reference = Timestamp(seconds: Self.reference)
+        #expect(Self.export("2026-02-18 05:00:00 UTC") == reference)
+        #expect(Self.export("2026-02-18 05:00:00.000000 UTC") == reference)
+        #expect(Self.export("2026-02-18 05:00:00.123456 UTC") == Timestamp(seconds: Self.reference, nanoseconds: 123_456_000))
+        #expect(Self.export("2026-02-18 05:00:00.1 UTC") == Timestamp(seconds: Self.reference, nanoseconds: 100_000_000))
+        #expect(Self.export("2026-02-18 05:00:00.1234567891 UTC") == Timestamp(seconds: Self.reference, nanoseconds: 123_456_789))
+        #expect(Self.export("1970-01-01 00:00:00 UTC") == Timestamp(seconds: 0))
+        #expect(Self.export("1969-12-31 23:59:59.999999 UTC") == Timestamp(seconds: -1, nanoseconds: 999_999_000))
+        #expect(Self.export("2024-02-29 23:59:59 UTC") == Timestamp(seconds: 1_709_251_199))
+        #expect(Self.export("9999-12-31 23:59:59.999999 UTC") == Timestamp(seconds: 253_402_300_799, nanoseconds: 999_999_000))
+        #expect(Self.export("0001-01-01 00:00:00 UTC") == Timestamp(seconds: -62_135_596_800))
+    }
+
+    @Test(arguments: [
+        "2026-02-18T05:00:00 UTC",        // BigQuery writes a space, not T
+        "2026-02-18 05:00:00 utc",        // the zone's name exactly
+        "2026-02-18 05:00:00UTC",
+        "2026-02-18 05:00:00  UTC",
+        "2026-02-18 05:00:00 UTC ",
+        "2026-02-18 05:00:00. UTC",       // a point needs digits
+        "2026-02-18 05:00:00Z UTC",       // one zone only
+        "2026-02-18 05:00:00+00:00 UTC",
+        "2026-02-18 05:00 UTC",           // seconds are required
+        "2023-02-29 00:00:00 UTC",        // no such day
+        "2026-02-18 24:00:00 UTC",
+        "2026-13-01 00:00:00 UTC",
+        " UTC", "UTC", "",
+    ])
+    func notBigQueryText(_ text: String) {
+        #expect(Self.export(text) == nil)
+    }
+
+    /// RFC 3339 with a space for `T` (its section 5.6 allows it), in records as in options.
+    @Test func rfc3339WithASpace() {
+        #expect(Self.export("2026-02-18 05:00:00Z") == Timestamp(seconds: Self.reference))
+        #expect(Self.export("2026-02-18 00:00:00-05:00") == Timestamp(seconds: Self.reference))
+        #expect(Self.export("2026-02-18 05:00:00.000000001z") == Timestamp(seconds: Self.reference, nanoseconds: 1))
+        #expect(Self.export("2026-02-18  05:00:00Z") == nil)
+        #expect(Self.export("2026-02-18 05:00:00") == nil) // no zone
+    }
+
+    /// `--computed-at`, `--as-of` and `--since` stay RFC 3339: BigQuery's text is a record form.
+    @Test func optionsTakeRFC3339Only() {
+        #expect(Self.parse("2026-02-18 05:00:00 UTC") == nil)
+    }
 }

@@ -132,13 +132,18 @@ struct TZifFileTests {
                                              environment: environment)
             #expect(run.status == 0, "\(run.stderrText)")
             #expect(run.stdoutText.contains("\"week_start\": \"2026-02-08T23:00:00.000Z\""), "\(run.stdoutText)")
-            // The default zone is looked up there too, and is missing: a usage error naming why.
-            let missing = try RankingsBinary.run(["aggregate", "--week", "2026-W07", "-q", input], environment: environment)
-            #expect(missing.status == 64)
+            // The default zone is looked up there too, and is missing: no option was wrong, so not
+            // a usage error blaming --time-zone, but an input the run lacks (66), which --metrics records.
+            let missing = try RankingsBinary.run(["aggregate", "--week", "2026-W07", "-q", "--metrics", scratch.path("m.prom"), input],
+                                                 environment: environment)
+            #expect(missing.status == 66)
+            #expect(!missing.stderrText.contains("--time-zone takes"), "\(missing.stderrText)")
+            #expect(missing.stderrText.contains(scratch.path("zones/America/New_York")), "\(missing.stderrText)")
+            #expect(try String(decoding: scratch.read("m.prom"), as: UTF8.self).contains("rankings_last_run_exit_status 66"))
             environment["TZDIR"] = scratch.path("nowhere")
             let noDatabase = try RankingsBinary.run(["aggregate", "--week", "2026-W07", "-q", input], environment: environment)
-            #expect(noDatabase.status == 64)
-            #expect(noDatabase.stderrText.contains("no time zone database at \(scratch.path("nowhere"))"), "\(noDatabase.stderrText)")
+            #expect(noDatabase.status == 66)
+            #expect(noDatabase.stderrText.contains(scratch.path("nowhere")), "\(noDatabase.stderrText)")
         }
     }
 }
