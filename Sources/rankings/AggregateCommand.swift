@@ -157,9 +157,5 @@ enum AggregateCommand {
         return t
     }
 
-    static func now() -> Timestamp {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return Timestamp(seconds: Int64(t.tv_sec))
-    }
+    static func now() -> Timestamp { Clock.wallTime }
 }

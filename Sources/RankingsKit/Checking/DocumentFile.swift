@@ -20,19 +20,11 @@ public enum DocumentFile {
         if fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR {
             throw .cannotOpen(path: path, reason: String(cString: strerror(EISDIR)))
         }
-        let limit = DocumentChecker.maximumSize + 1
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while bytes.count < limit {
-            let wanted = min(chunk.count, limit - bytes.count)
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, wanted) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .readFailed(path: path, reason: String(cString: strerror(errno)))
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[..<n])
+        // One byte past the limit at most: enough for the caller to see "too large".
+        do {
+            return try FileDescriptor.readAll(fd, limit: DocumentChecker.maximumSize)
+        } catch {
+            throw .readFailed(path: path, reason: error.reason)
         }
-        return bytes
     }
 }

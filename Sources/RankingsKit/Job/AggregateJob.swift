@@ -162,17 +162,3 @@ public enum AggregateJob {
         if !options.quiet { output.stderr(summary.line) }
     }
 }
-
-/// Monotonic wall time, for the run summary.
-enum Clock {
-    static var now: timespec {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return t
-    }
-
-    static func seconds(since start: timespec) -> Double {
-        let t = now
-        return Double(t.tv_sec - start.tv_sec) + Double(t.tv_nsec - start.tv_nsec) / 1e9
-    }
-}

@@ -18,7 +18,7 @@ extension AggregateJob {
         var failure: JobError?
         if case .failure(let error) = outcome { failure = error }
         if let path = options.metricsPath {
-            var metrics = RunMetrics(endedAt: WallClock.seconds, durationSeconds: Clock.seconds(since: started),
+            var metrics = RunMetrics(endedAt: Clock.wallTime.seconds, durationSeconds: Clock.seconds(since: started),
                                      exitStatus: failure?.exitStatus ?? 0)
             metrics.summary = facts.summary
             metrics.documentTotals = facts.documentTotals

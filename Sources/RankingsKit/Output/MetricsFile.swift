@@ -96,29 +96,13 @@ public enum MetricsFile {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         // Our own file is under 2 KiB; the cap keeps a wrong path from costing memory.
-        var bytes = [UInt8](repeating: 0, count: 64 << 10)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            count += n
-        }
-        for line in bytes[..<count].split(separator: UInt8(ascii: "\n")) {
+        let bytes = ((try? FileDescriptor.readAll(fd, limit: 64 << 10)) ?? []).prefix(64 << 10)
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
             guard line.starts(with: successName), line.count > successName.count,
                   line[line.startIndex + successName.count] == UInt8(ascii: " ") else { continue }
             let value = String(decoding: line[(line.startIndex + successName.count + 1)...], as: UTF8.self)
             if let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds < 1e15 { return Int64(seconds) }
         }
         return nil
-    }
-}
-
-/// Wall-clock time, for the metrics file's timestamps.
-enum WallClock {
-    static var seconds: Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return Int64(t.tv_sec)
     }
 }

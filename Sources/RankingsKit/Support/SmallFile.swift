@@ -10,16 +10,8 @@ enum SmallFile {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while bytes.count <= limit {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { return nil }
-            if n == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<n])
-        }
-        return nil
+        guard let bytes = try? FileDescriptor.readAll(fd, limit: limit), bytes.count <= limit else { return nil }
+        return bytes
     }
 
     static func text(_ path: String) -> String? {

@@ -150,7 +150,7 @@ struct FailureStatusTests {
     /// A gzip export cut short, through the command line: 65 naming the file, the document as it was.
     @Test func truncatedGzipIs65() throws {
         try ScratchDirectory.with { dir in
-            let compressed = try UnitTempDirectory.gzip(Array(String(repeating: eventLine("a", "5"), count: 200).utf8))
+            let compressed = try ScratchDirectory.gzip(Array(String(repeating: eventLine("a", "5"), count: 200).utf8))
             let input = try dir.write("a.ndjson.gz", Array(compressed.prefix(compressed.count / 2)))
             let output = try dir.write("out.json", Self.previous)
             let result = try RankingsBinary.run(["aggregate", "-q", "-o", output, input])

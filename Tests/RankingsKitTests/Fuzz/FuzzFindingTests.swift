@@ -15,8 +15,8 @@ struct FuzzFindingTests {
     /// were another member (zlib was told to accept either wrapper) and its events counted.
     /// It is not gzip, so the input is corrupt, like any other trailing garbage.
     @Test func zlibStreamAfterAGzipMemberIsCorrupt() throws {
-        let member = try UnitTempDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
-        try UnitTempDirectory.with { dir throws in
+        let member = try ScratchDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("export.ndjson.gz", member + Self.zlibStream)
             do {
                 let result = try runAggregator([path], threads: 1)
@@ -36,8 +36,8 @@ struct FuzzFindingTests {
 
     /// The same through the command: status 65, the path named, nothing on stdout.
     @Test func zlibStreamAfterAGzipMemberFailsTheRun() throws {
-        let member = try UnitTempDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
-        try UnitTempDirectory.with { dir throws in
+        let member = try ScratchDirectory.gzip(Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("export.ndjson.gz", member + Self.zlibStream)
             let result = try RankingsBinary.run(["aggregate", path])
             #expect(result.status == 65)
@@ -62,7 +62,7 @@ struct FuzzFindingTests {
     @Test func dedupeDeviceCountsAnEmptyDeviceID() throws {
         let lines = "{\"joke_id\":\"a\",\"rating\":5,\"device_id\":\"\",\"timestamp\":\"2025-01-01T00:00:00Z\"}\n"
             + "{\"joke_id\":\"a\",\"rating\":1,\"device_id\":\"\",\"timestamp\":\"2025-01-02T00:00:00Z\"}\n"
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("export.ndjson", Array(lines.utf8))
             let result = try RankingsBinary.run(["aggregate", "--dedupe", "device", "--computed-at", "2026-01-01T00:00:00Z", path])
             #expect(result.status == 0, "\(result.stderrText)")

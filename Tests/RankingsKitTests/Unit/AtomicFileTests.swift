@@ -25,7 +25,7 @@ struct AtomicFileTests {
     }
 
     @Test func commitReplacesTheBytes() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("all_time.json", Array("old contents\n".utf8))
             let file = try AtomicFile(path: target)
             let new = Array("{\"new\": true}\n".utf8) + (0..<100_000).map { UInt8(truncatingIfNeeded: $0) }
@@ -38,7 +38,7 @@ struct AtomicFileTests {
     }
 
     @Test func commitCreatesAMissingTarget() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = dir.path("new.json")
             let file = try AtomicFile(path: target)
             try file.write(Array("x".utf8))
@@ -52,7 +52,7 @@ struct AtomicFileTests {
     }
 
     @Test func emptyCommitMakesAnEmptyFile() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("t.json", Array("old".utf8))
             let file = try AtomicFile(path: target)
             try file.commit()
@@ -61,7 +61,7 @@ struct AtomicFileTests {
     }
 
     @Test func targetIsUntouchedUntilCommit() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("t.json", Array("old".utf8))
             let file = try AtomicFile(path: target)
             try file.write(Array("new".utf8))
@@ -75,7 +75,7 @@ struct AtomicFileTests {
     }
 
     @Test func discardLeavesTargetAndDirectoryAsTheyWere() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("t.json", Array("old".utf8))
             try dir.write("neighbour.txt", Array("n".utf8))
             let before = try dir.listing()
@@ -93,7 +93,7 @@ struct AtomicFileTests {
     }
 
     @Test func discardWithoutTargetLeavesNothing() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let file = try AtomicFile(path: dir.path("t.json"))
             try file.write(Array("new".utf8))
             file.discard()
@@ -103,7 +103,7 @@ struct AtomicFileTests {
 
     /// Dropping an uncommitted file is a discard.
     @Test func releaseWithoutCommitDiscards() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("t.json", Array("old".utf8))
             do {
                 let file = try AtomicFile(path: target)
@@ -115,7 +115,7 @@ struct AtomicFileTests {
     }
 
     @Test func directoryTargetCannotBeCreated() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
             let before = try dir.listing()
             #expect(throws: OutputError.cannotCreate(path: dir.path("out"), reason: "is a directory")) {
@@ -130,7 +130,7 @@ struct AtomicFileTests {
     }
 
     @Test func missingDirectoryCannotBeCreated() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = dir.path("no/such/dir/t.json")
             let error = Self.creationError(path)
             #expect(error == .cannotCreate(path: path, reason: String(cString: strerror(ENOENT))))
@@ -140,7 +140,7 @@ struct AtomicFileTests {
 
     /// A path through a regular file (`file/t.json`) is not a directory either.
     @Test func pathThroughAFileCannotBeCreated() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             try dir.write("plain", Array("p".utf8))
             let error = Self.creationError(dir.path("plain/t.json"))
             #expect(error == .cannotCreate(path: dir.path("plain/t.json"), reason: String(cString: strerror(ENOTDIR))))
@@ -152,7 +152,7 @@ struct AtomicFileTests {
     /// name does not grow with it.
     @Test(arguments: [243, 250, 255])
     func nameUpToNameMaxCommits(_ length: Int) throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let name = String(repeating: "n", count: length - 5) + ".json"
             let file = try AtomicFile(path: dir.path(name))
             try file.write(Array("x".utf8))
@@ -165,7 +165,7 @@ struct AtomicFileTests {
     /// Outputs committed together: when the last cannot be put in place (its target became a
     /// directory during the run), the ones already in place get their old bytes back.
     @Test func aFailedCommitPutsEveryEarlierTargetBack() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let a = try dir.write("a.json", Array("old a".utf8))
             let b = dir.path("b.json")
             let c = dir.path("c.json")
@@ -181,7 +181,7 @@ struct AtomicFileTests {
     /// The file lands in the directory it was opened in, renamed or not, and nothing is left
     /// under either name.
     @Test func aRenamedDirectoryKeepsItsOutput() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             mkdir(dir.path("out"), 0o755)
             let file = try AtomicFile(path: dir.path("out/t.json"))
             try file.write(Array("new".utf8))
@@ -194,7 +194,7 @@ struct AtomicFileTests {
 
     @Test("existing permission bits survive a replace", arguments: [0o600, 0o640, 0o644, 0o664, 0o755, 0o444] as [mode_t])
     func permissionsPreserved(_ mode: mode_t) throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let target = try dir.write("t.json", Array("old".utf8))
             #expect(chmod(target, mode) == 0)
             let file = try AtomicFile(path: target)

@@ -88,7 +88,7 @@ struct ParallelEquivalenceTests {
     @Test("same result as one thread", arguments: configs)
     func matchesSingleThread(_ config: Config) throws {
         let corpus = Self.corpus(config.corpus)
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("events.ndjson", corpus.bytes)
             let expected = try Self.reference(corpus, path: path)
             let got = AggregationSummary(try runAggregator([path], threads: config.threads, pieceSize: config.pieceSize,
@@ -112,7 +112,7 @@ struct ParallelEquivalenceTests {
 
     @Test func splitsAroundLineEndsInShortLines() throws {
         let corpus = Self.mixed
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("events.ndjson", corpus.bytes)
             let expected = try Self.reference(corpus, path: path)
             for size in Self.splitSizes(corpus, picks: [0, 1, 2, 5, 40, 333]) {
@@ -135,7 +135,7 @@ struct ParallelEquivalenceTests {
             previous = nl
         }
         #expect(picks.count == 8)
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("events.ndjson", corpus.bytes)
             let expected = try Self.reference(corpus, path: path)
             var sizes = Self.splitSizes(corpus, picks: picks)
@@ -160,7 +160,7 @@ struct ParallelEquivalenceTests {
             EventCorpus(seed: 22, .init(lineCount: 200, bom: false, finalNewline: true, badEvery: 60, blankEvery: 20)),
             EventCorpus(seed: 23, .init(lineCount: 400, bom: true, finalNewline: true, badEvery: 50, blankEvery: 20)),
         ]
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let paths = try corpora.enumerated().map { try dir.write("part-\($0.offset).ndjson", $0.element.bytes) }
             let got = AggregationSummary(try runAggregator(paths, threads: threads, pieceSize: pieceSize, chunkSize: 64))
 
@@ -185,10 +185,10 @@ struct ParallelEquivalenceTests {
 
     /// A directory expands to its export files in byte order, named `DIR/name`.
     @Test func directoryInputNamesEachFile() throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             try FileManager.default.createDirectory(atPath: dir.path("exports"), withIntermediateDirectories: false)
             try dir.write("exports/b.ndjson", Array("[1]\n".utf8))
-            try dir.write("exports/a.jsonl.gz", try UnitTempDirectory.gzip(Array("{\"joke_id\":\"x\",\"rating\":5}\n{}\n".utf8)))
+            try dir.write("exports/a.jsonl.gz", try ScratchDirectory.gzip(Array("{\"joke_id\":\"x\",\"rating\":5}\n{}\n".utf8)))
             try dir.write("exports/.hidden.ndjson", Array("[2]\n".utf8))
             try dir.write("exports/notes.txt", Array("[3]\n".utf8))
             try dir.write("exports/B.json", Array("\n\n[4]".utf8))
@@ -204,9 +204,9 @@ struct ParallelEquivalenceTests {
 
     @Test func gzipGivesTheSameResultAsPlainText() throws {
         for corpus in [Self.mixed, Self.long] {
-            try UnitTempDirectory.with { dir throws in
+            try ScratchDirectory.with { dir throws in
                 let plain = try dir.write("events.ndjson", corpus.bytes)
-                let gz = try dir.write("events.ndjson.gz", try UnitTempDirectory.gzip(corpus.bytes))
+                let gz = try dir.write("events.ndjson.gz", try ScratchDirectory.gzip(corpus.bytes))
                 let expected = try Self.reference(corpus, path: plain)
                 for (threads, chunk) in [(1, LineReader.chunkSize), (4, 64), (2, 1000)] {
                     let got = AggregationSummary(try runAggregator([gz], threads: threads, pieceSize: 4096, chunkSize: chunk))
@@ -224,9 +224,9 @@ struct ParallelEquivalenceTests {
             EventCorpus(seed: 32, .init(lineCount: 700, bom: false, finalNewline: true, badEvery: 7)).bytes,
             Array("{\"joke_id\":\"tail\",\"rating\":5}".utf8), // no final newline
         ]
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let plain = try dir.write("all.ndjson", parts.flatMap { $0 })
-            let members = try parts.map { try UnitTempDirectory.gzip($0) }
+            let members = try parts.map { try ScratchDirectory.gzip($0) }
             let gz = try dir.write("all.ndjson.gz", members.flatMap { $0 })
             let expected = AggregationSummary(try runAggregator([plain], threads: 1))
             #expect(expected.badLineCount > 0)
@@ -240,7 +240,7 @@ struct ParallelEquivalenceTests {
             var start = 0
             while start < text.count {
                 let end = min(text.count, start + 997)
-                manyMembers += try UnitTempDirectory.gzip(Array(text[start..<end]))
+                manyMembers += try ScratchDirectory.gzip(Array(text[start..<end]))
                 start = end
             }
             let many = try dir.write("many.ndjson.gz", manyMembers)
@@ -249,7 +249,7 @@ struct ParallelEquivalenceTests {
         }
     }
 
-    static func expectCorrupt(_ bytes: [UInt8], _ label: String, dir: UnitTempDirectory, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectCorrupt(_ bytes: [UInt8], _ label: String, dir: ScratchDirectory, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let path = try dir.write("bad-\(label).ndjson.gz", bytes)
         let ok = try dir.write("ok.ndjson", Array("{\"joke_id\":\"a\",\"rating\":5}\n".utf8))
         for paths in [[path], [ok, path]] {
@@ -269,9 +269,9 @@ struct ParallelEquivalenceTests {
 
     @Test func corruptAndTruncatedGzipNameThePath() throws {
         let text = EventCorpus(seed: 41, .init(lineCount: 3000, bom: false, finalNewline: true)).bytes
-        let gz = try UnitTempDirectory.gzip(text)
+        let gz = try ScratchDirectory.gzip(text)
         #expect(gz.count > 10_000)
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             var flipped = gz
             for i in stride(from: gz.count / 2, to: gz.count / 2 + 64, by: 1) { flipped[i] ^= 0xA5 }
             try Self.expectCorrupt(flipped, "flipped", dir: dir)
@@ -344,7 +344,7 @@ struct ParallelEquivalenceTests {
     }
 
     @Test func lineReaderHandsOutLinesMuchLongerThanItsChunk() throws {
-        var rng = UnitRandom(seed: 51)
+        var rng = SplitMix64(seed: 51)
         var text: [UInt8] = [0xEF, 0xBB, 0xBF]
         for size in [0, 1, 15, 16, 17, 63, 64, 65, 1000, 10_000, 100_000, 5, 250_000, 3] {
             text += (0..<size).map { _ in UInt8.random(in: 0x20...0x7E, using: &rng) }

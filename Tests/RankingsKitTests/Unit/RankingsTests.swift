@@ -114,7 +114,7 @@ struct RankingsTests {
 
     /// The result must not depend on the order events arrived in.
     @Test func independentOfInsertionOrder() {
-        var rng = UnitRandom(seed: 42)
+        var rng = SplitMix64(seed: 42)
         var events: [(String, Double)] = []
         for _ in 0..<3000 {
             events.append(("j\(Int.random(in: 0..<200, using: &rng))", Double(Int.random(in: 1...5, using: &rng))))

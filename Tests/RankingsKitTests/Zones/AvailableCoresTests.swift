@@ -44,7 +44,31 @@ struct AvailableCoresTests {
         let status = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(AvailableCores.affinityCount(status: status) == 1)
-        #expect(AvailableCores.count >= 1)
+    }
+
+    /// `count` itself follows the calling thread's mask: pinned to one CPU with `taskset -p`,
+    /// it says 1, and with the mask back it says what it said before.
+    @Test func countFollowsTheAffinityMask() throws {
+        let link = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+        let tid = String(link.split(separator: "/").last!)
+        let status = try String(contentsOfFile: "/proc/thread-self/status", encoding: .utf8)
+        let list = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }!
+            .split(separator: "\t").last.map(String.init)!
+        let before = AvailableCores.count
+        func taskset(_ cpus: String) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-p", "-c", cpus, tid]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        try taskset("0")
+        let pinned = AvailableCores.count
+        try taskset(list)
+        #expect(pinned == 1)
+        #expect(AvailableCores.count == before)
     }
 
     /// The smallest quota along the process's cgroup and the ones above it, in either hierarchy.

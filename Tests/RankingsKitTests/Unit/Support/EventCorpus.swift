@@ -37,7 +37,7 @@ struct EventCorpus {
     /// Joke ids as JSON string content, and the bytes they stand for.
     struct GenID { var json: [UInt8]; var bytes: [UInt8] }
 
-    static func ids(_ rng: inout UnitRandom) -> [GenID] {
+    static func ids(_ rng: inout SplitMix64) -> [GenID] {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var ids: [GenID] = (0..<120).map { _ in
             let id = (0..<20).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] }
@@ -104,7 +104,7 @@ struct EventCorpus {
     }
 
     init(seed: UInt64, _ options: Options = Options()) {
-        var rng = UnitRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let ids = Self.ids(&rng)
         if options.bom { bytes = [0xEF, 0xBB, 0xBF] }
         var longValid = options.longLines.makeIterator()

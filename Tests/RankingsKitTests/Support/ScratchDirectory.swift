@@ -1,6 +1,6 @@
 import Foundation
 
-/// A private directory for one end-to-end test, so tests can run in parallel and can assert the
+/// A private directory for one test (unit or end to end), so tests can run in parallel and can assert the
 /// exact set of files a run leaves behind.
 struct ScratchDirectory {
     let url: URL
@@ -40,6 +40,30 @@ struct ScratchDirectory {
         let dir = subdirectory.isEmpty ? url : url.appendingPathComponent(subdirectory)
         return try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
     }
+
+    /// `bytes` compressed by the system `gzip` (one member).
+    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        _ = ignoringBrokenPipes
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
+        process.arguments = ["-c", "-n", "-6"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // Feed stdin from another thread so a full stdout pipe cannot deadlock us.
+        let writer = Thread {
+            input.fileHandleForWriting.write(Data(bytes))
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw GzipFailed() }
+        return Array(compressed)
+    }
+
+    struct GzipFailed: Error {}
 }
 
 extension RankingsBinary.Result {
