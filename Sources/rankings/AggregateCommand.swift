@@ -49,10 +49,10 @@ enum AggregateCommand {
       --dedupe id         one vote per event id: for overlapping export files
       --stats PATH        also write every joke's counts as NDJSON, atomically
 
-    Exit status: 0 written; 64 usage, or an output that would be read as an input; 65 bad data
-    or refused by --max-drop (a file that is one JSON array is bad data); 66 input unreadable, or
-    a directory with no file to read; 73 output cannot be created; 74 I/O error. On failure the
-    output is left exactly as it was.
+    Exit status: 0 written; 64 usage, or an output that would be read as an input;
+    65 bad data or refused by --max-drop (a file that is one JSON array is bad data);
+    66 input unreadable, or a directory with no file to read; 73 output cannot be created;
+    74 I/O error. On failure the output is left exactly as it was.
     """
 
     static func parse(_ words: [String]) throws(JobError) -> AggregateOptions? {
