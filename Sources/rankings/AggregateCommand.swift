@@ -8,12 +8,16 @@ enum AggregateCommand {
     static let help = """
     usage: rankings aggregate [options] INPUT...
 
-    Reads NDJSON exports of rating_events and writes the all-time rankings document.
+    Reads exports of rating_events and writes the all-time rankings document.
 
-      INPUT               an NDJSON file (gzip detected by its magic bytes); a directory (its
-                          files ending in .ndjson, .jsonl, .json or those plus .gz, not recursive,
-                          names starting with '.' skipped, in byte order of name); or '-' for
-                          standard input (once)
+      INPUT               a file of JSON lines: flat records ({"joke_id": ..., "rating": 5}) and
+                          Firestore typed documents ({"name": ".../documents/rating_events/ID",
+                          "fields": {...}}), mixed as they come; documents of other collections
+                          are left out (gzip detected by its magic bytes); a directory (its
+                          regular files ending in .ndjson, .jsonl, .json or those plus .gz, not
+                          recursive, names starting with '.' skipped, in byte order of name;
+                          FIFOs and devices skipped with a warning); or '-' for standard input
+                          (once). See docs/input-formats.md
       -o, --output PATH   write the document to PATH atomically; without it, to standard output
       --format FORMAT     json (the default): the rankings document; firestore: the same content
                           as a Firestore REST Document body, {"fields": {...}}, with Timestamps
@@ -41,12 +45,15 @@ enum AggregateCommand {
       --week ID           count only events whose week_id is exactly ID (e.g. 2026-W07) and
                           write that week's document, with week_start and week_end
       --time-zone TZ      IANA zone for the week's bounds (default America/New_York)
-      --dedupe device     one vote per (device_id, joke_id): the latest timestamp wins
+      --dedupe device     one vote per (device_id, joke_id): the latest timestamp wins; a
+                          timestamp that cannot be read is a bad line
       --dedupe id         one vote per event id: for overlapping export files
       --stats PATH        also write every joke's counts as NDJSON, atomically
 
-    Exit status: 0 written; 64 usage; 65 bad data or refused by --max-drop; 66 input unreadable;
-    73 output cannot be created; 74 I/O error. On failure the output is left exactly as it was.
+    Exit status: 0 written; 64 usage, or an output that would be read as an input;
+    65 bad data or refused by --max-drop (a file that is one JSON array is bad data);
+    66 input unreadable, or a directory with no file to read; 73 output cannot be created;
+    74 I/O error. On failure the output is left exactly as it was.
     """
 
     static func parse(_ words: [String]) throws(JobError) -> AggregateOptions? {

@@ -126,8 +126,10 @@ public struct InputFile: Sendable {
         guard fstat(fd, &st) == 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         if st.st_mode & S_IFMT == S_IFDIR { throw .cannotOpen(path: path, reason: "is a directory") }
         // A FIFO or a device named on the command line is read as a stream, as the user asked.
+        // It stays open from here: closing a FIFO's only reader could cost its writer the data
+        // (SIGPIPE), and such inputs are few, named one by one.
         guard st.st_mode & S_IFMT == S_IFREG else {
-            return InputFile(displayPath: path, origin: .path(path), compression: .detectOnRead, size: 0)
+            return InputFile(displayPath: path, origin: .descriptor(opened.keep()), compression: .detectOnRead, size: 0)
         }
         var magic: (UInt8, UInt8) = (0, 0)
         let n = withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) }
@@ -150,7 +152,7 @@ public struct InputFile: Sendable {
 /// A descriptor owned for one read of one input.
 final class OpenedInput {
     let fd: Int32
-    private let owned: Bool
+    private var owned: Bool
 
     init(_ path: String) throws(InputError) {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
@@ -162,6 +164,12 @@ final class OpenedInput {
     init(borrowing fd: Int32) {
         self.fd = fd
         owned = false
+    }
+
+    /// Hands the descriptor over for the rest of the process: it is no longer closed here.
+    func keep() -> Int32 {
+        owned = false
+        return fd
     }
 
     deinit { if owned { close(fd) } }
