@@ -10,7 +10,9 @@ let package = Package(
     targets: [
         // The system zlib, for gzip-compressed exports; no Swift package involved.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "RankingsKit", dependencies: ["CZlib"]),
+        // Our own C: CRC-32C for managed exports, with the CPU's instruction chosen at run time.
+        .target(name: "CKernels"),
+        .target(name: "RankingsKit", dependencies: ["CZlib", "CKernels"]),
         .executableTarget(name: "rankings", dependencies: ["RankingsKit"]),
         .testTarget(name: "RankingsKitTests", dependencies: ["RankingsKit", "rankings"]),
     ],

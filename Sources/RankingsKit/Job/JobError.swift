@@ -14,6 +14,7 @@ public enum JobError: Error, Sendable {
         case .input(.cannotOpen): 66
         case .input(.readFailed): 74
         case .input(.corruptGzip): 65
+        case .input(.corruptExport): 65
         case .output(.cannotCreate): 73
         case .output(.writeFailed): 74
         }
@@ -25,6 +26,7 @@ public enum JobError: Error, Sendable {
         case .input(.cannotOpen(let path, let reason)): "cannot read \(path): \(reason)"
         case .input(.readFailed(let path, let reason)): "error reading \(path): \(reason)"
         case .input(.corruptGzip(let path, let reason)): "\(path): \(reason)"
+        case .input(.corruptExport(let path, let offset, let reason)): "\(path): corrupt export at byte \(offset): \(reason)"
         case .output(.cannotCreate(let path, let reason)): "cannot create \(path): \(reason)"
         case .output(.writeFailed(let path, let reason)): "error writing \(path): \(reason)"
         }

@@ -17,6 +17,9 @@ public enum InputError: Error, Sendable, Equatable {
     case readFailed(path: String, reason: String)
     /// A gzip stream is corrupt or truncated (status 65: the data is bad, not the disk).
     case corruptGzip(path: String, reason: String)
+    /// A managed export's file is damaged at `offset`: a checksum, length or fragment that
+    /// cannot be, a record cut short, an entity that does not decode (status 65, like gzip).
+    case corruptExport(path: String, offset: Int64, reason: String)
 }
 
 /// Reads a file descriptor from a fixed offset with `pread`, so several threads can share
