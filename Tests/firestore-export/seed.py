@@ -1,7 +1,10 @@
 """Seeds a running Firestore emulator the way the jokes app writes votes, plus everything an
 export may hold that is not a vote, then asks the emulator for managed exports of it.
 
-    seed.py HOST:PORT PROJECT OUT_DIR
+    seed.py HOST:PORT PROJECT OUT_DIR [VOTES]
+
+VOTES more plain votes (default 0) make the export big enough for several output files: the
+emulator starts a new output-N every 5,000 entities or so.
 
 Writes, under OUT_DIR:
   all/            the emulator's export of every collection (all_namespaces/all_kinds/); the
@@ -82,6 +85,15 @@ def seed(db):
     db.collection("users").document("u1").set({"name": "someone", "tags": ["a", "b"], "n": 3})
 
 
+def seed_many(db, count):
+    events = db.collection("rating_events")
+    for start in range(0, count, 500):
+        batch = db.batch()
+        for i in range(start, min(count, start + 500)):
+            batch.set(events.document(f"v{i:06d}"), vote(f"joke-{i % 97}", i % 5 + 1, 100 + i, device=f"device-{i % 13}"))
+        batch.commit()
+
+
 def reason(doc):
     joke = doc.get("joke_id", KeyError)
     if joke is KeyError:
@@ -140,6 +152,7 @@ def main():
     os.environ["FIRESTORE_EMULATOR_HOST"] = host
     db = firestore.Client(project=project, credentials=AnonymousCredentials())
     seed(db)
+    seed_many(db, int(sys.argv[4]) if len(sys.argv) > 4 else 0)
     lines = [expected_line(s) for s in db.collection("rating_events").stream()]
     lines.sort(key=lambda line: line["id"].encode())
     left_out = sum(1 for _ in db.collection("jokes").stream()) + sum(1 for _ in db.collection("users").stream()) \
