@@ -62,7 +62,8 @@ struct EntityDecoder {
                 case (2, .lengthDelimited): kind = try wire.bytes()
                 case (3, .varint): id = Int64(bitPattern: try wire.varint())
                 case (4, .lengthDelimited): name = try wire.bytes()
-                default: try wire.skip(innerType, field: inner)
+                // Inside the element's group: one level down, as a skipped group's fields are.
+                default: try wire.skip(innerType, field: inner, depth: 1)
                 }
             }
             guard let kind else { throw ProtoWire.Malformed(reason: "a path element with no kind") }
