@@ -28,6 +28,10 @@ struct EntityProto {
         static let none: UInt64 = 0
         static let gdWhen: UInt64 = 7
         static let text: UInt64 = 15
+        static let blob: UInt64 = 14
+        static let byteString: UInt64 = 16
+        static let entityProto: UInt64 = 19
+        static let emptyList: UInt64 = 24
     }
 
     /// One PropertyValue: exactly one of its fields is set, or none (null).

@@ -6,14 +6,25 @@ public struct ExportEvent {
     public var jokeID: UnsafeBufferPointer<UInt8>
     /// `rating`: an integer or double property in 1…5, as a double.
     public var rating: Double
-    /// `timestamp`: nil when the entity has none; `.some(nil)` when it has one that is not a
-    /// timestamp (a GD_WHEN integer); else the instant (microseconds, as Firestore keeps them).
-    public var timestamp: Timestamp??
+    /// `timestamp`: a Firestore timestamp (microseconds, as Firestore keeps them), absent, or
+    /// a value of another type.
+    public var timestamp: ExportEventTime
     /// `device_id` and `week_id`: nil unless a plain string property.
     public var deviceID: UnsafeBufferPointer<UInt8>?
     public var weekID: UnsafeBufferPointer<UInt8>?
     /// The key's name, or its numeric id in decimal: the event id of `--dedupe id`.
     public var eventID: UnsafeBufferPointer<UInt8>
+    /// The file offset of the record's first fragment header: grows through the file, so it
+    /// orders events for "the later one wins" across ranges read by different threads.
+    public var offset: Int64
+}
+
+/// An event's `timestamp` property as the export holds it.
+public enum ExportEventTime: Equatable, Sendable {
+    case absent
+    /// A property that is not a timestamp; `value` names its type for messages ("an integer").
+    case unreadable(value: String)
+    case at(Timestamp)
 }
 
 /// Where a managed export reader hands what it reads, record by record. `record` counts from 1

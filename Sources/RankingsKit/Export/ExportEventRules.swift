@@ -48,7 +48,7 @@ struct ExportEventRules {
         return .event(ExportEvent(
             jokeID: jokeID, rating: rating, timestamp: Self.timestamp(entity[.timestamp]),
             deviceID: entity[.deviceID].flatMap(Self.plainString), weekID: entity[.weekID].flatMap(Self.plainString),
-            eventID: eventID))
+            eventID: eventID, offset: 0))
     }
 
     /// A string property as Firestore writes a string: not an array, not bytes (meaning BLOB),
@@ -61,14 +61,34 @@ struct ExportEventRules {
     }
 
     /// Firestore keeps timestamps as microseconds since the epoch with meaning GD_WHEN.
-    static func timestamp(_ property: EntityProto.Property?) -> Timestamp?? {
-        guard let property else { return nil }
+    static func timestamp(_ property: EntityProto.Property?) -> ExportEventTime {
+        guard let property else { return .absent }
         guard !property.multiple, property.meaning == EntityProto.Meaning.gdWhen,
-              case .integer(let micros) = property.value else { return .some(nil) }
+              case .integer(let micros) = property.value else { return .unreadable(value: typeName(property)) }
         let (seconds, remainder) = micros.quotientAndRemainder(dividingBy: 1_000_000)
-        return remainder < 0
+        return .at(remainder < 0
             ? Timestamp(seconds: seconds - 1, nanoseconds: Int32((remainder + 1_000_000) * 1000))
-            : Timestamp(seconds: seconds, nanoseconds: Int32(remainder * 1000))
+            : Timestamp(seconds: seconds, nanoseconds: Int32(remainder * 1000)))
+    }
+
+    /// What Firestore type a property holds, for messages.
+    static func typeName(_ property: EntityProto.Property) -> String {
+        if property.multiple || property.meaning == EntityProto.Meaning.emptyList { return "an array" }
+        switch property.value {
+        case .null: return "null"
+        case .integer: return property.meaning == EntityProto.Meaning.gdWhen ? "a timestamp" : "an integer"
+        case .boolean: return "a boolean"
+        case .double: return "a double"
+        case .point: return "a geo point"
+        case .user: return "a user"
+        case .reference: return "a reference"
+        case .string:
+            switch property.meaning {
+            case EntityProto.Meaning.blob, EntityProto.Meaning.byteString: return "bytes"
+            case EntityProto.Meaning.entityProto: return "a map"
+            default: return "a string"
+            }
+        }
     }
 
     private static func isCollection(_ kind: UnsafeBufferPointer<UInt8>) -> Bool {

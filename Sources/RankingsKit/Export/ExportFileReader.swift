@@ -44,7 +44,9 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
         do throws(ProtoWire.Malformed) {
             try decoder.decode(bytes)
             switch try rules.judge(decoder.entity) {
-            case .event(let event): sink.pointee.event(event, record: number)
+            case .event(var event):
+                event.offset = offset
+                sink.pointee.event(event, record: number)
             case .leftOut: sink.pointee.leftOut(record: number)
             case .bad(let why): sink.pointee.bad(record: number, reason: .invalid(why))
             }

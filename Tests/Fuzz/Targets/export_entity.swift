@@ -73,7 +73,12 @@ private func productVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict {
             case .leftOut: return .leftOut
             case .bad(let why): return .bad(why.message)
             case .event(let e):
-                let micros: Int64?? = e.timestamp.map { $0.map { $0.seconds * 1_000_000 + Int64($0.nanoseconds / 1000) } }
+                let micros: Int64??
+                switch e.timestamp {
+                case .absent: micros = nil
+                case .unreadable: micros = .some(nil)
+                case .at(let t): micros = .some(t.seconds * 1_000_000 + Int64(t.nanoseconds / 1000))
+                }
                 return .event(id: Array(e.eventID), joke: Array(e.jokeID), rating: e.rating, timestamp: micros,
                               device: e.deviceID.map { Array($0) }, week: e.weekID.map { Array($0) })
             }

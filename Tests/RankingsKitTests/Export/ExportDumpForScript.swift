@@ -20,7 +20,7 @@ struct ExportDumpForScript {
             for event in read.events {
                 var object: [String: Any] = ["verdict": "event", "id": event.id, "joke_id": event.jokeID, "rating": event.rating]
                 if let micros = event.timestampMicros { object["timestamp_us"] = micros }
-                if event.timestampUnreadable { object["timestamp_unreadable"] = true }
+                if event.timestampUnreadable != nil { object["timestamp_unreadable"] = true }
                 if let device = event.deviceID { object["device_id"] = device }
                 if let week = event.weekID { object["week_id"] = week }
                 records.append((event.record, object))

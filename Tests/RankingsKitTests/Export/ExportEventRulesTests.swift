@@ -38,9 +38,17 @@ struct ExportEventRulesTests {
             vote("c", P(name: "timestamp", value: .string(Array("2026-01-01T00:00:00Z".utf8)))),
             vote("d", P(name: "timestamp", value: .integer(5))),
             Self.top(.name("e"), [Self.joke, P(name: "rating", value: .integer(5))]),
+            vote("f", P(name: "timestamp", value: .boolean(true))),
+            vote("g", P(name: "timestamp", value: .string([1]), meaning: 19)),
+            vote("h", P(name: "timestamp", value: .string([1]), meaning: 14)),
+            vote("i", P(name: "timestamp", value: .integer(1), meaning: 7, multiple: true)),
+            vote("j", P(name: "timestamp", value: .point(1, 2), meaning: 9)),
+            vote("k", P(name: "timestamp", value: .null)),
+            vote("l", P(name: "timestamp", value: .double(1))),
         ])
-        #expect(read.events.map(\.timestampMicros) == [1_763_900_001_123_456, -1, nil, nil, nil])
-        #expect(read.events.map(\.timestampUnreadable) == [false, false, true, true, false])
+        #expect(read.events.map(\.timestampMicros) == [1_763_900_001_123_456, -1] + [Int64?](repeating: nil, count: 10))
+        #expect(read.events.map(\.timestampUnreadable) == [nil, nil, "a string", "an integer", nil, "a boolean", "a map", "bytes",
+                                                           "an array", "a geo point", "null", "a double"])
     }
 
     @Test("device_id and week_id only as plain strings (TEXT counts; bytes, arrays and numbers do not)")

@@ -9,7 +9,7 @@ struct CollectedExport: ExportSink, Equatable {
         var jokeID: String
         var rating: Double
         var timestampMicros: Int64?
-        var timestampUnreadable = false
+        var timestampUnreadable: String?
         var deviceID: String?
         var weekID: String?
         var record: Int
@@ -18,18 +18,21 @@ struct CollectedExport: ExportSink, Equatable {
     }
 
     var events: [Event] = []
+    /// Each event's record offset, in order (kept apart so events compare across readers).
+    var offsets: [Int64] = []
     var leftOut: [Int] = []
     var bad: [(record: Int, reason: String)] = []
 
     mutating func event(_ event: ExportEvent, record: Int) {
         func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
         var micros: Int64?
-        var unreadable = false
+        var unreadable: String?
         switch event.timestamp {
-        case .none: break
-        case .some(.none): unreadable = true
-        case .some(.some(let t)): micros = t.seconds * 1_000_000 + Int64(t.nanoseconds / 1000)
+        case .absent: break
+        case .unreadable(let value): unreadable = value
+        case .at(let t): micros = t.seconds * 1_000_000 + Int64(t.nanoseconds / 1000)
         }
+        offsets.append(event.offset)
         events.append(Event(id: text(event.eventID), jokeID: text(event.jokeID), rating: event.rating,
                             timestampMicros: micros, timestampUnreadable: unreadable,
                             deviceID: event.deviceID.map(text), weekID: event.weekID.map(text), record: record))

@@ -35,6 +35,9 @@ struct ManagedExportTests {
         let file = export.outputFiles[0]
         #expect(file.blockCount == 4)
         let whole = try CollectedExport.read(export)[0]
+        // Offsets grow through the file: they order events across ranges.
+        #expect(whole.offsets.first == 0 || whole.leftOut.first == 1)
+        #expect(zip(whole.offsets, whole.offsets.dropFirst()).allSatisfy { $0 < $1 })
         var reader = ExportFileReader()
         // Every set of cut points between the blocks.
         for mask in 0..<(1 << (file.blockCount - 1)) {
@@ -47,11 +50,13 @@ struct ManagedExportTests {
                 var part = CollectedExport()
                 let count = try reader.read(file, blocks: lower..<upper, into: &part)
                 joined.events += part.events.map { var e = $0; e.record += before; return e }
+                joined.offsets += part.offsets
                 joined.leftOut += part.leftOut.map { $0 + before }
                 joined.bad += part.bad.map { ($0.record + before, $0.reason) }
                 before += count
             }
             #expect(joined == whole, "cuts \(cuts)")
+            #expect(joined.offsets == whole.offsets, "cuts \(cuts)")
             #expect(before == whole.events.count + whole.leftOut.count + whole.bad.count)
         }
     }
