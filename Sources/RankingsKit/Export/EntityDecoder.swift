@@ -134,14 +134,17 @@ struct EntityDecoder {
         return value
     }
 
+    /// Which of the five names `name` is: by length first, so most other names cost one compare.
     @inline(__always)
     private static func slot(_ name: UnsafeBufferPointer<UInt8>) -> EntityProto.Name? {
-        for candidate in EntityProto.Name.allCases {
-            let text = candidate.text
-            if text.utf8CodeUnitCount == name.count && memcmp(text.utf8Start, name.baseAddress!, name.count) == 0 {
-                return candidate
-            }
+        @inline(__always) func equals(_ text: StaticString) -> Bool {
+            memcmp(text.utf8Start, name.baseAddress!, name.count) == 0
         }
-        return nil
+        switch name.count {
+        case 6: return equals("rating") ? .rating : nil
+        case 7: return equals("joke_id") ? .jokeID : equals("week_id") ? .weekID : nil
+        case 9: return equals("timestamp") ? .timestamp : equals("device_id") ? .deviceID : nil
+        default: return nil
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Reads block ranges of a managed export's output files into an `ExportSink`: the log
 /// records, each decoded as an entity and judged by the event rules. One reader per thread;
 /// its buffers (1 MiB, plus the longest record met) are reused across ranges and files.
@@ -12,12 +14,16 @@ public struct ExportFileReader: ~Copyable {
     /// A range reads past its end to finish its last record and skips the end of the record
     /// begun before it, so ranges that tile the file see every record once.
     ///
-    /// Throws `InputError.corruptExport` (naming the file and byte offset) at the first damage
-    /// and `.readFailed` when the disk fails; the sink may have been given records before that.
+    /// Throws `InputError.corruptExport` (naming the file and byte offset) at the first damage,
+    /// `.readFailed` when the disk fails, `.cannotOpen` when the file went away after the export
+    /// was opened; the sink may have been given records before that.
     public mutating func read<S: ExportSink & ~Copyable>(
         _ file: ExportOutputFile, blocks: Range<Int64>, into sink: inout S
     ) throws(InputError) -> Int {
-        var log = LogRecordReader(fd: file.fd, path: file.displayPath, fileSize: file.size)
+        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
             var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath)
             defer { decoder = visitor.decoder }

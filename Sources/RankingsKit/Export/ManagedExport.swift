@@ -1,11 +1,13 @@
 import Glibc
 
-/// One output file of a managed export, opened when the export was: a file listed in the
-/// metadata that is missing or unreadable fails the run before anything is read.
+/// One output file of a managed export, checked when the export was opened (a file listed in
+/// the metadata that is missing or unreadable fails the run before anything is read) and
+/// opened again by each read, so an export of thousands of files needs no more descriptors
+/// than there are threads.
 public struct ExportOutputFile: Sendable {
     /// `DIRECTORY/…/output-N` from the directory the user gave: what messages print.
     public let displayPath: String
-    public let fd: Int32
+    /// Bytes when the export was opened: ranges are cut, and read, within these.
     public let size: Int64
 
     /// The file's 32 KiB blocks: ranges of these can be read independently.
@@ -47,22 +49,17 @@ public struct ManagedExport: Sendable {
         return ManagedExport(directory: directory, outputFiles: files)
     }
 
-    /// Closes the output files; the export is not read after this.
-    public func close() {
-        for file in outputFiles { _ = Glibc.close(file.fd) }
-    }
-
     private static func openOutput(_ path: String, listedIn metadata: String) throws(InputError) -> ExportOutputFile {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw .cannotOpen(path: path, reason: "\(String(cString: strerror(errno))) (listed in \(metadata))")
         }
+        defer { _ = Glibc.close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            _ = Glibc.close(fd)
             throw .cannotOpen(path: path, reason: "not a regular file (listed in \(metadata))")
         }
-        return ExportOutputFile(displayPath: path, fd: fd, size: Int64(st.st_size))
+        return ExportOutputFile(displayPath: path, size: Int64(st.st_size))
     }
 
     /// The names directly in `directory`, sorted by bytes.

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Target: the managed-export log reader. The fuzzer's bytes are read as a log file as they
-/// are, or made into records that the reference writer lays out (records up to 76 KB, so
+/// are, or made into records that the reference writer lays out (records up to 25 KB, so
 /// fragments cross block edges) and then damaged: a byte changed, the file cut, a header's
 /// type rewritten with a matching checksum, zeros appended. `LogRecordReader` over the whole
 /// file must give the reference's records (bytes and offsets) or its first damage (offset and
@@ -57,7 +57,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     } else {
         var records: [[UInt8]] = []
         for _ in 0..<Int(input.byte() % 6) {
-            let length = Int(input.byte()) * 300 + Int(input.byte())
+            let length = Int(input.byte()) * 100 + Int(input.byte())
             let fill = input.byte()
             records.append((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(fill)) })
         }

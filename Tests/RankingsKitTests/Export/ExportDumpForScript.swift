@@ -13,7 +13,6 @@ struct ExportDumpForScript {
         let environment = ProcessInfo.processInfo.environment
         guard let input = environment["RANKINGS_EXPORT_DUMP_IN"], let output = environment["RANKINGS_EXPORT_DUMP_OUT"] else { return }
         let export = try #require(try ManagedExport.open(input))
-        defer { export.close() }
         var lines: [String] = []
         for (file, read) in zip(export.outputFiles, try CollectedExport.read(export)) {
             var records: [(Int, [String: Any])] = []

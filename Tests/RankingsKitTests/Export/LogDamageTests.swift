@@ -16,7 +16,6 @@ struct LogDamageTests {
         try Data(metadata).write(to: folder.appendingPathComponent("all_namespaces_all_kinds.export_metadata"))
         try Data(bytes).write(to: folder.appendingPathComponent("output-0"))
         let export = try #require(try ManagedExport.open(folder.path))
-        defer { export.close() }
         let file = export.outputFiles[0]
         var reader = ExportFileReader()
         var sink = CollectedExport()
@@ -104,7 +103,6 @@ struct LogDamageTests {
         bytes[30] ^= 0x40
         try Data(bytes).write(to: output)
         let export = try #require(try ManagedExport.open(root.path))
-        defer { export.close() }
         #expect(throws: InputError.corruptExport(path: output.path, offset: 0, reason: "checksum mismatch in a \(length)-byte FULL fragment")) {
             _ = try CollectedExport.read(export)
         }
@@ -141,7 +139,6 @@ struct LogDamageTests {
         #expect(open >= 0)
         try Data(bytes.prefix(2 * TestLog.block)).write(to: output)
         let export = try #require(try ManagedExport.open(root.path))
-        defer { export.close() }
         #expect(throws: InputError.corruptExport(path: output.path, offset: Int64(open),
                                                  reason: "record cut short: the file ends inside the record that starts here")) {
             _ = try CollectedExport.read(export)

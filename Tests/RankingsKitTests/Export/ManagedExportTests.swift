@@ -9,7 +9,6 @@ struct ManagedExportTests {
     @Test("the export root gives the client's events, bad records and left-out entities")
     func root() throws {
         let export = try #require(try ManagedExport.open(ExportFixtures.exportRoot(ExportFixtures.emulator).path))
-        defer { export.close() }
         #expect(export.outputFiles.map { ($0.displayPath as NSString).lastPathComponent } == ["output-0"])
         try check(export)
     }
@@ -18,7 +17,6 @@ struct ManagedExportTests {
     func kindFolder() throws {
         let folder = try ExportFixtures.exportRoot(ExportFixtures.emulator).appendingPathComponent("all_namespaces/all_kinds")
         let export = try #require(try ManagedExport.open(folder.path))
-        defer { export.close() }
         #expect(export.outputFiles.map(\.displayPath) == [folder.path + "/output-0"])
         try check(export)
     }
@@ -31,7 +29,6 @@ struct ManagedExportTests {
     @Test("every cut of the file into block ranges delivers each record once, in order")
     func ranges() throws {
         let export = try #require(try ManagedExport.open(ExportFixtures.exportRoot(ExportFixtures.emulator).path))
-        defer { export.close() }
         let file = export.outputFiles[0]
         #expect(file.blockCount == 4)
         let whole = try CollectedExport.read(export)[0]
