@@ -86,7 +86,8 @@ public enum ShrinkGuard {
             bytes = try DocumentFile.read(path)
         } catch {
             switch error {
-            case .cannotOpen(_, let reason), .readFailed(_, let reason), .corruptGzip(_, let reason):
+            case .cannotOpen(_, let reason), .readFailed(_, let reason), .corruptGzip(_, let reason),
+                 .corruptExport(_, _, let reason):
                 return .unusable(reason)
             default:
                 return .unusable(JobError.input(error).message)

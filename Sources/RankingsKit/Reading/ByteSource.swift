@@ -25,6 +25,9 @@ public enum InputError: Error, Sendable, Equatable {
     case jsonArray(path: String)
     /// A Firestore managed export given to a command that reads JSON lines only (status 64).
     case managedExport(path: String)
+    /// A managed export's file is damaged at `offset`: a checksum, length or fragment that
+    /// cannot be, a record cut short, an entity that does not decode (status 65, like gzip).
+    case corruptExport(path: String, offset: Int64, reason: String)
 }
 
 /// Reads a file descriptor from a fixed offset with `pread`, so several threads can share

@@ -1,0 +1,24 @@
+#ifndef RANKINGS_CRC32C_H
+#define RANKINGS_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// CRC-32C (Castagnoli), the checksum of every record in a LevelDB log (a managed export's
+/// output files). `crc` is the finished CRC of the bytes before `data` (0 for none), so
+/// extending in pieces equals one call over the whole: LevelDB's crc32c::Extend.
+
+/// The fastest kernel this CPU runs: SSE4.2's `crc32` instruction where present (chosen once,
+/// at first call), else the portable tables.
+uint32_t rk_crc32c_extend(uint32_t crc, const void *data, size_t count);
+
+/// Slicing-by-8 tables, on any CPU: the fallback, and what the tests hold the fast path to.
+uint32_t rk_crc32c_extend_portable(uint32_t crc, const void *data, size_t count);
+
+/// 1 when this CPU has SSE4.2 (so `rk_crc32c_extend_hardware` may be called), else 0.
+int rk_crc32c_hardware_available(void);
+
+/// The SSE4.2 kernel; only call when `rk_crc32c_hardware_available()` is 1.
+uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count);
+
+#endif

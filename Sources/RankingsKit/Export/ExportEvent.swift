@@ -1,0 +1,41 @@
+/// One rating event read from a managed export: what the NDJSON path reads from a valid line.
+/// The byte buffers point into the record being read (or the reader's scratch) and are valid
+/// only during the sink call that hands the event over.
+public struct ExportEvent {
+    /// `joke_id`: a non-empty, well-formed UTF-8 string property.
+    public var jokeID: UnsafeBufferPointer<UInt8>
+    /// `rating`: an integer or double property in 1…5, as a double.
+    public var rating: Double
+    /// `timestamp`: a Firestore timestamp (microseconds, as Firestore keeps them), absent, or
+    /// a value of another type.
+    public var timestamp: ExportEventTime
+    /// `device_id` and `week_id`: nil unless a plain string property.
+    public var deviceID: UnsafeBufferPointer<UInt8>?
+    public var weekID: UnsafeBufferPointer<UInt8>?
+    /// The key's name, or its numeric id in decimal: the event id of `--dedupe id`.
+    public var eventID: UnsafeBufferPointer<UInt8>
+    /// The file offset of the record's first fragment header: grows through the file, so it
+    /// orders events for "the later one wins" across ranges read by different threads.
+    public var offset: Int64
+}
+
+/// An event's `timestamp` property as the export holds it.
+public enum ExportEventTime: Equatable, Sendable {
+    case absent
+    /// A property that is not a timestamp; `value` names its type for messages ("an integer").
+    case unreadable(value: String)
+    case at(Timestamp)
+}
+
+/// Where a managed export reader hands what it reads, record by record. `record` counts from 1
+/// within the block range read (so within the output file for a range that starts at block 0).
+public protocol ExportSink: ~Copyable {
+    /// A top-level `rating_events` entity that is a valid rating event.
+    mutating func event(_ event: ExportEvent, record: Int)
+    /// An entity of another kind, or a `rating_events` entity under another document: not a
+    /// rating event, and not a bad record either.
+    mutating func leftOut(record: Int)
+    /// A top-level `rating_events` entity that is not a usable event, with the NDJSON rules'
+    /// reason (`BadRecord.invalid`).
+    mutating func bad(record: Int, reason: BadRecord)
+}

@@ -1,0 +1,63 @@
+import Glibc
+
+/// Reads block ranges of a managed export's output files into an `ExportSink`: the log
+/// records, each decoded as an entity and judged by the event rules. One reader per thread;
+/// its buffers (1 MiB, plus the longest record met) are reused across ranges and files.
+public struct ExportFileReader: ~Copyable {
+    private var decoder = EntityDecoder()
+    private var rules = ExportEventRules()
+
+    public init() {}
+
+    /// Hands the records whose first fragment starts in `blocks` (of 32 KiB; clamped to the
+    /// file) to `sink`, numbered from 1 within the range; returns how many records that was.
+    /// A range reads past its end to finish its last record and skips the end of the record
+    /// begun before it, so ranges that tile the file see every record once.
+    ///
+    /// Throws `InputError.corruptExport` (naming the file and byte offset) at the first damage,
+    /// `.readFailed` when the disk fails, `.cannotOpen` when the file went away after the export
+    /// was opened; the sink may have been given records before that.
+    public mutating func read<S: ExportSink & ~Copyable>(
+        _ file: ExportOutputFile, blocks: Range<Int64>, into sink: inout S
+    ) throws(InputError) -> Int {
+        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size)
+        return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
+            var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath)
+            defer { decoder = visitor.decoder }
+            return try log.read(blocks: blocks, into: &visitor)
+        }
+    }
+
+    /// Reads a whole file: `read(file, blocks: 0..<file.blockCount, into:)`.
+    public mutating func read<S: ExportSink & ~Copyable>(_ file: ExportOutputFile, into sink: inout S) throws(InputError) -> Int {
+        try read(file, blocks: 0..<file.blockCount, into: &sink)
+    }
+}
+
+private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
+    var decoder: EntityDecoder
+    var rules: ExportEventRules
+    /// The caller's sink, borrowed for the duration of one `read`.
+    let sink: UnsafeMutablePointer<S>
+    let path: String
+    var number = 0
+
+    mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
+        number += 1
+        do throws(ProtoWire.Malformed) {
+            try decoder.decode(bytes)
+            switch try rules.judge(decoder.entity) {
+            case .event(var event):
+                event.offset = offset
+                sink.pointee.event(event, record: number)
+            case .leftOut: sink.pointee.leftOut(record: number)
+            case .bad(let why): sink.pointee.bad(record: number, reason: .invalid(why))
+            }
+        } catch {
+            throw .corruptExport(path: path, offset: offset, reason: "record \(number) is not an entity: \(error.reason)")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CKernels
+import Testing
+
+/// The SSE4.2 kernel held to the portable tables (and both to the standard's check value and a
+/// bit-by-bit CRC), over every length and alignment a block can give them.
+@Suite("CRC-32C kernels")
+struct CRC32CTests {
+    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+    }
+
+    @Test("the check value of \"123456789\" and of 32 zero bytes (RFC 3720)")
+    func checkValues() {
+        let digits = Array("123456789".utf8)
+        #expect(rk_crc32c_extend_portable(0, digits, digits.count) == 0xE306_9283)
+        #expect(rk_crc32c_extend(0, digits, digits.count) == 0xE306_9283)
+        let zeros = [UInt8](repeating: 0, count: 32)
+        #expect(rk_crc32c_extend_portable(0, zeros, 32) == 0x8A91_36AA)
+        #expect(rk_crc32c_extend(0, zeros, 32) == 0x8A91_36AA)
+    }
+
+    @Test("this machine has SSE4.2, so the hardware kernel is the one chosen")
+    func hardwarePresent() {
+        #expect(rk_crc32c_hardware_available() == 1)
+    }
+
+    @Test("hardware and portable agree on every length 0…300 at every alignment 0…7, and with a bitwise CRC")
+    func agree() {
+        let data = Self.bytes(400, seed: 7)
+        data.withUnsafeBytes { raw in
+            for start in 0..<8 {
+                for count in 0...300 {
+                    let p = raw.baseAddress! + start
+                    let portable = rk_crc32c_extend_portable(0, p, count)
+                    if rk_crc32c_hardware_available() == 1 {
+                        #expect(rk_crc32c_extend_hardware(0, p, count) == portable, "start \(start), count \(count)")
+                    }
+                    if count % 37 == 0 {
+                        #expect(TestLog.crc32c(Array(data[start..<(start + count)])) == portable)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("extending in pieces equals one pass, on a block and a half of data")
+    func extend() {
+        let data = Self.bytes(49_152, seed: 3)
+        let whole = rk_crc32c_extend_portable(0, data, data.count)
+        for cut in [0, 1, 7, 8, 4095, 32_768, 49_151] {
+            data.withUnsafeBytes { raw in
+                let p = raw.baseAddress!
+                let head = rk_crc32c_extend(0, p, cut)
+                #expect(rk_crc32c_extend(head, p + cut, data.count - cut) == whole)
+                let portableHead = rk_crc32c_extend_portable(0, p, cut)
+                #expect(rk_crc32c_extend_portable(portableHead, p + cut, data.count - cut) == whole)
+            }
+        }
+    }
+}
