@@ -19,7 +19,7 @@ public enum MigrateJob {
     @discardableResult
     public static func run(_ options: MigrateOptions, output: JobOutput) throws(JobError) -> MigrationCounts {
         let files: [InputFile]
-        do { files = try InputFile.resolve(options.inputs, warn: output.stderr) } catch { throw .input(error) }
+        do { files = try InputFile.resolve(options.inputs, managedExports: false, warn: output.stderr) } catch { throw .input(error) }
 
         // The destination exists before any input is read, so one that cannot be created fails
         // at once; until `commit` (or the copy to stdout) nothing outside it changes.

@@ -82,8 +82,12 @@ public struct InputFile: Sendable {
 
     /// Checks each argument ("-" is standard input); a directory expands to its export files.
     ///
-    /// - Parameter warn: told about each directory entry skipped because it is not a regular file.
-    public static func resolve(_ arguments: [String], warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
+    /// - Parameters:
+    ///   - warn: told about each directory entry skipped because it is not a regular file.
+    ///   - managedExports: read a Firestore managed export's directory (its output files, as its
+    ///     metadata lists them); false refuses one (`migrate` rewrites JSON lines only).
+    public static func resolve(_ arguments: [String], managedExports: Bool = true,
+                               warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
         var files: [InputFile] = []
         for argument in arguments {
             if argument == "-" {
@@ -99,7 +103,16 @@ public struct InputFile: Sendable {
                 continue
             }
             let listing = try DirectoryListing(argument)
-            if listing.isManagedExport { throw .managedExport(path: argument) }
+            if listing.isManagedExport {
+                guard managedExports, let export = try ManagedExport.open(argument) else {
+                    throw .managedExport(path: argument)
+                }
+                for output in export.outputFiles {
+                    files.append(InputFile(displayPath: output.displayPath, origin: .path(output.displayPath),
+                                           format: .records(ManagedExportFormat()), compression: .none, size: output.size))
+                }
+                continue
+            }
             for skipped in listing.skipped {
                 warn("rankings: skipped \(join(argument, skipped.name)): \(skipped.why)")
             }

@@ -1,0 +1,41 @@
+/// A managed export's output file as one of the aggregator's inputs: read in ranges of whole
+/// 32 KiB blocks, so the threads share a large file as they share a large NDJSON file.
+struct ManagedExportFormat: RecordFileReader {
+    var splitUnit: Int64? { Int64(LogFormat.blockSize) }
+
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+              into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
+        let output = ExportOutputFile(displayPath: file.displayPath, size: file.size)
+        let unit = Int64(LogFormat.blockSize)
+        let blocks = start / unit ..< (end == .max ? output.blockCount : end / unit)
+        var reader = ExportFileReader()
+        let records = try withUnsafeMutablePointer(to: &counter) { (target) throws(InputError) -> Int in
+            var sink = CountingSink(counter: target)
+            return try reader.read(output, blocks: blocks, into: &sink)
+        }
+        let bytes = min(end, file.size) - start
+        progress.add(Int(bytes))
+        return (records, bytes)
+    }
+}
+
+/// Hands what the export reader judged to the run's format-neutral counter.
+private struct CountingSink: ExportSink {
+    /// The caller's counter, borrowed for one `read`.
+    let counter: UnsafeMutablePointer<EventCounter>
+
+    mutating func event(_ event: ExportEvent, record: Int) {
+        let time: EventTime = switch event.timestamp {
+        case .absent: .absent
+        case .unreadable(let value): .unreadable(value: value)
+        case .at(let instant): .at(instant)
+        }
+        var details = DecodedEventDetails(time: time, device: event.deviceID, event: event.eventID, week: event.weekID)
+        counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
+                              details: &details)
+    }
+
+    mutating func leftOut(record: Int) { counter.pointee.leftOut(record: record) }
+
+    mutating func bad(record: Int, reason: BadRecord) { counter.pointee.bad(record: record, reason: reason) }
+}
