@@ -42,6 +42,8 @@ PAGES = [
     ("configuration.md", False),
     ("firestore.md", False),
     ("managed-exports.md", False),
+    ("third-party-exports.md", False),
+    ("performance.md", False),
 ]
 RENAMED = {"Exit status": "EXIT STATUS"}
 SYNOPSIS_HEADING = "Commands"

@@ -16,8 +16,10 @@ enum AggregateCommand {
                           are left out (gzip detected by its magic bytes); a directory (its
                           regular files ending in .ndjson, .jsonl, .json or those plus .gz, not
                           recursive, names starting with '.' skipped, in byte order of name;
-                          FIFOs and devices skipped with a warning); or '-' for standard input
-                          (once). See docs/input-formats.md
+                          FIFOs and devices skipped with a warning); a Firestore managed export
+                          (a directory holding *.overall_export_metadata or *.export_metadata:
+                          the output files its metadata lists); or '-' for standard input (once).
+                          See "Input formats" in rankings(1)
       -o, --output PATH   write the document to PATH atomically; without it, to standard output
       --format FORMAT     json (the default): the rankings document; firestore: the same content
                           as a Firestore REST Document body, {"fields": {...}}, with Timestamps
