@@ -72,6 +72,7 @@ not_events = {
     "rating-nan": {"joke_id": "z-last", "rating": float("nan")},
     "rating-7": {"joke_id": "z-last", "rating": 7},
     "joke-bytes": {"joke_id": b"z-last", "rating": 5},
+    "joke-timestamp": {"joke_id": base, "rating": 5},
     "joke-empty": {"joke_id": "", "rating": 5},
     "joke-missing": {"rating": 5},
 }
@@ -159,6 +160,7 @@ check("one line per top-level rating_events document", len(lines) == len(docs), 
 check("each line's id is its document's id", sorted(l["id"] for l in lines) == sorted(s.id for s in docs))
 check("timestamps became RFC 3339 strings", next(l for l in lines if l["id"] == "double-4.5")["timestamp"]
       == "2025-09-22T08:30:15.123456Z")
+check("a document without a timestamp has none", "timestamp" not in next(l for l in lines if l["id"] == "double-3.5"))
 
 # The documents that are not events are bad lines, which fail a run unless allowed.
 allow = ["--max-invalid", str(bad)]
@@ -176,7 +178,8 @@ reasons = {
     "rating-null": "rating is not a number", "rating-string": "rating is not a number",
     "rating-bool": "rating is not a number", "rating-timestamp": "rating is not a number",
     "rating-nan": "rating is not a number", "rating-7": "rating is not between 1 and 5",
-    "joke-bytes": "joke_id is not a string", "joke-empty": "joke_id is empty", "joke-missing": "no joke_id",
+    "joke-bytes": "joke_id is not a string", "joke-timestamp": "joke_id is not a string",
+    "joke-empty": "joke_id is empty", "joke-missing": "no joke_id",
 }
 for doc, reason in reasons.items():
     shown = f"rating_events.ndjson:{line_of[doc]}: invalid record: {reason}"
