@@ -23,6 +23,19 @@ values = [b'"%s"' % t for t in times] + [b'{"_seconds":1757881625,"_nanoseconds"
           b'{"seconds": -5, "nanoseconds": 0}', b'{ "_seconds" : 1, "seconds": 2, "_nanoseconds": 999999999 }',
           b'{"_s\\u0065conds":9223372036854775807}', b'"2025-06-01T00:00:00\\u005a"']
 
+typed_sample = gzip.decompress(read("sample-data/typed/rating_events.typed.ndjson.gz")).split(b"\n")[:8]
+doc = b'{"name":"projects/p/databases/(default)/documents/%s","fields":{%s}}'
+typed_lines = typed_sample + [doc % (n, f) for n, f in [
+    (b"rating_events/e1", b'"joke_id":{"stringValue":"j\\u00e9"},"rating":{"doubleValue":4.5}'),
+    (b"rating_events/e\\/2", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":5},"device_id":{"stringValue":"d"}'),
+    (b"rating_events/e3", b'"joke_id":{"stringValue":"j"},"rating":{"doubleValue":"NaN"},"timestamp":{"timestampValue":"2025-01-01T00:00:00Z"}'),
+    (b"rating_events/e4", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":"-3"}'),
+    (b"rating_events/e5", b'"joke_id":{"bytesValue":"ag=="},"rating":{"integerValue":"1"}'),
+    (b"rating_events/e6", b'"joke_id":{"stringValue":"j"},"rating":{"stringValue":"5"},"timestamp":{"nullValue":null}'),
+    (b"jokes/j/rating_events/e7", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":"2"}'),
+    (b"rating_events", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":"2"}'),
+    (b"rating_events/e8", b'"rating":{"integerValue":"2"}')]]
+
 seeds = {
     "line_rules": [b"\x00" + l for l in lines] + [bytes([1 + 2 * k]) + f for k, f in enumerate(files)] + [b"\x01" + sample_file],
     "json_validity": lines + [read(p).replace(b"\n", b" ") for p in sorted(glob.glob(os.path.join(root, "sample-data/check/*.json")))],
@@ -31,6 +44,8 @@ seeds = {
     "migrate": [bytes([k]) + f for k, f in enumerate(files)] + [b"\x1f" + sample_file],
     "gzip": [bytes([m, 7, 3]) + sample_file[:600] for m in (0x60, 0x61, 0x62, 0xe3, 0x41)]
             + [b"\x04\x00\x00" + gzip.compress(sample_file[:300])[2:]],
+    "typed_lines": [bytes([2 * k]) + l for k, l in enumerate(typed_lines)] + [b"\x01" + b"\n".join(typed_lines) + b"\n",
+                    b"\x43" + b"\n".join(typed_sample + sample[:4]) + b"\n"],
     "parallel": [bytes([k, 5 + k, 9 + k, k]) + f for k, f in enumerate(files)] + [b"\x03\x02\x05\x01" + sample_file],
 }
 for target, items in seeds.items():

@@ -22,6 +22,8 @@ struct TypedDocument: ~Copyable {
     /// The unescaped `name`, whose last segment is the event id.
     private var nameScratch = ByteBuffer(capacity: 128)
     private var keyScratch = ByteBuffer(capacity: 32)
+    /// An escaped `integerValue` or `doubleValue` string, unescaped.
+    private var numberScratch = ByteBuffer(capacity: 32)
     /// Spans of this document's typed values (the `{"…Value": …}` objects), for the details.
     private var timestampValue: UnsafeBufferPointer<UInt8>?
     private var deviceValue: UnsafeBufferPointer<UInt8>?
@@ -99,7 +101,7 @@ struct TypedDocument: ~Copyable {
         if let integer = only("integerValue", in: typed) {
             var digits = integer
             if integer[0] == UInt8(ascii: "\"") {
-                digits = UnsafeBufferPointer(rebasing: integer[1..<(integer.count - 1)])
+                digits = text(of: integer)
                 let body = digits.first == UInt8(ascii: "-") ? digits.dropFirst() : digits[...]
                 guard !body.isEmpty, body.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return .failure(.ratingNotNumber) }
             } else if !Self.isNumber(integer) {
@@ -111,8 +113,8 @@ struct TypedDocument: ~Copyable {
         }
         if let double = only("doubleValue", in: typed) {
             if double[0] == UInt8(ascii: "\"") {
-                let text = UnsafeBufferPointer(rebasing: double[1..<(double.count - 1)])
-                let special = ["NaN", "Infinity", "-Infinity"].contains { text.elementsEqual($0.utf8) }
+                let spelled = text(of: double)
+                let special = ["NaN", "Infinity", "-Infinity"].contains { spelled.elementsEqual($0.utf8) }
                 return .failure(special ? .ratingOutOfRange : .ratingNotNumber)
             }
             guard Self.isNumber(double) else { return .failure(.ratingNotNumber) }
@@ -120,6 +122,17 @@ struct TypedDocument: ~Copyable {
             return v >= 1 && v <= 5 ? .success(v) : .failure(.ratingOutOfRange)
         }
         return .failure(.ratingNotNumber)
+    }
+
+    /// A JSON string's text: proto3 JSON readers unescape a string before reading the number
+    /// in it, so `"\u0035"` is 5. Valid until the next call.
+    private mutating func text(of string: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        let inner = UnsafeBufferPointer(rebasing: string[1..<(string.count - 1)])
+        guard inner.firstIndex(of: UInt8(ascii: "\\")) != nil else { return inner }
+        numberScratch.removeAll()
+        // A lone surrogate stays as bytes that are no digit, so the text is no number.
+        _ = JSONString.unescape(inner, into: &numberScratch, allowLoneSurrogates: true)
+        return numberScratch.withBuffer { $0 }
     }
 
     private static func isNumber(_ value: UnsafeBufferPointer<UInt8>) -> Bool {

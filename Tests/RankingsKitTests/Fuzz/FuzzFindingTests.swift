@@ -69,4 +69,31 @@ struct FuzzFindingTests {
             #expect(result.stdoutText.contains("\"total_horrible_ratings\": 1"))
         }
     }
+
+    /// typed_lines target, finding 3: a typed rating spelled with escapes in its string was read
+    /// from the raw bytes, so `{"integerValue": "\u0035"}`, which is the string "5", was "not a
+    /// number", and `{"doubleValue": "\u004eaN"}` (NaN) "not a number" instead of "not between
+    /// 1 and 5". A JSON reader unescapes the string before reading the number in it.
+    @Test(arguments: [
+        ("{\"integerValue\": \"\\u0035\"}", nil),
+        ("{\"integerValue\": \"-\\u0031\"}", "rating is not between 1 and 5"),
+        ("{\"integerValue\": \"\\u0035\\ud800\"}", "rating is not a number"),
+        ("{\"doubleValue\": \"\\u004eaN\"}", "rating is not between 1 and 5"),
+        ("{\"doubleValue\": \"-Infinit\\u0079\"}", "rating is not between 1 and 5"),
+    ] as [(String, String?)])
+    func anEscapedTypedRatingIsReadUnescaped(rating: String, bad: String?) throws {
+        let line = "{\"name\": \"projects/p/databases/(default)/documents/rating_events/E\", "
+            + "\"fields\": {\"joke_id\": {\"stringValue\": \"j\"}, \"rating\": \(rating)}}\n"
+        try UnitTempDirectory.with { dir throws in
+            let path = try dir.write("typed.ndjson", Array(line.utf8))
+            let summary = AggregationSummary(try runAggregator([path], threads: 1))
+            if let bad {
+                #expect(summary.firstBadLines.map(\.reason) == ["invalid record: \(bad)"])
+                #expect(summary.totals.hilarious == 0)
+            } else {
+                #expect(summary.badLineCount == 0, "\(summary)")
+                #expect(summary.jokes.map(\.id) == [Array("j".utf8)] && summary.totals.hilarious == 1)
+            }
+        }
+    }
 }
