@@ -84,7 +84,7 @@ struct FuzzFindingTests {
     func anEscapedTypedRatingIsReadUnescaped(rating: String, bad: String?) throws {
         let line = "{\"name\": \"projects/p/databases/(default)/documents/rating_events/E\", "
             + "\"fields\": {\"joke_id\": {\"stringValue\": \"j\"}, \"rating\": \(rating)}}\n"
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let path = try dir.write("typed.ndjson", Array(line.utf8))
             let summary = AggregationSummary(try runAggregator([path], threads: 1))
             if let bad {

@@ -47,9 +47,9 @@ struct InflaterAgreementTests {
     static let text: [UInt8] = Array((0..<3000).map { "{\"joke_id\":\"j\($0 % 37)\",\"rating\":\($0 % 5 + 1)}\n" }.joined().utf8)
 
     @Test func goodStreamsGiveTheSameBytes() throws {
-        let one = try UnitTempDirectory.gzip(Self.text)
-        let many = try UnitTempDirectory.gzip(Array(Self.text[..<777])) + UnitTempDirectory.gzip([])
-            + UnitTempDirectory.gzip(Array(Self.text[777...]))
+        let one = try ScratchDirectory.gzip(Self.text)
+        let many = try ScratchDirectory.gzip(Array(Self.text[..<777])) + ScratchDirectory.gzip([])
+            + ScratchDirectory.gzip(Array(Self.text[777...]))
         for step in [1, 7, 4096, .max] {
             for stream in [one, many] {
                 let isal = Self.inflate(stream, step: step, using: .isal)
@@ -61,8 +61,8 @@ struct InflaterAgreementTests {
     }
 
     @Test func damagedStreamsAreRefusedAlike() throws {
-        let member = try UnitTempDirectory.gzip(Array(Self.text[..<2000]))
-        let stream = member + (try UnitTempDirectory.gzip(Array(Self.text[2000..<4000])))
+        let member = try ScratchDirectory.gzip(Array(Self.text[..<2000]))
+        let stream = member + (try ScratchDirectory.gzip(Array(Self.text[2000..<4000])))
         // Cut at every offset near the members' edges and a sample in between.
         let cuts = Array(0..<40) + Array(stride(from: 40, to: stream.count, by: 97))
             + Array((member.count - 12)...(member.count + 12)) + Array((stream.count - 12)..<stream.count)

@@ -41,7 +41,7 @@ struct RecordFileReaderTests {
 
     @Test(arguments: [1, 2], [nil, 8, 16] as [Int64?])
     func recordsMergeLikeLines(threads: Int, pieceSize: Int64?) throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             // Records 1...10: bad ones at 3 and 8, others' records at 5 and 6.
             let text = "a5e\na5e\nx0b\nb1e\nc5o\nc5o\na1e\ny9b\nb1e\na5e\n"
             try dir.write("output-0", Array(text.utf8))
@@ -69,7 +69,7 @@ struct RecordFileReaderTests {
     /// across pieces, by the position the reader gave.
     @Test(arguments: [1, 2])
     func dedupeUsesTheReadersPositions(threads: Int) throws {
-        try UnitTempDirectory.with { dir throws in
+        try ScratchDirectory.with { dir throws in
             let text = "a5d\na1d\nb1d\nb5d\n"
             try dir.write("output-0", Array(text.utf8))
             let path = dir.path("output-0")
