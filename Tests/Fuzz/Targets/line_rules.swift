@@ -23,6 +23,9 @@ private func productVerdict(_ v: RecordValidator.Verdict) -> RefRecord.Verdict {
     case .bad(.malformed): .malformed
     case .bad(.overlong): .malformed
     case .bad(.invalid(let why)): .invalid("\(why)")
+    // Only the counter gives this (an option needs the timestamp): never the validator, so a
+    // mismatch if it ever did.
+    case .bad(.unreadableTimestamp(let value)): .invalid("unreadableTimestamp(\(value))")
     case .valid(let id, let rating): .valid(id: Array(id), rating: rating)
     }
 }
