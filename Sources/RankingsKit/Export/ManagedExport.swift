@@ -24,7 +24,7 @@ public struct ManagedExport: Sendable {
     /// Reads `directory`'s metadata and opens every output file it lists. Nil when the directory
     /// holds no export metadata (a plain directory of NDJSON files).
     public static func open(_ directory: String) throws(InputError) -> ManagedExport? {
-        let names = try entries(of: directory)
+        let names = try DirectoryNames.visible(in: directory)
         let overall = names.filter { $0.hasSuffix(ExportMetadata.overallSuffix) }
         let kinds = names.filter { $0.hasSuffix(ExportMetadata.kindSuffix) && !$0.hasSuffix(ExportMetadata.overallSuffix) }
         var metadataFiles: [String]
@@ -60,22 +60,6 @@ public struct ManagedExport: Sendable {
             throw .cannotOpen(path: path, reason: "not a regular file (listed in \(metadata))")
         }
         return ExportOutputFile(displayPath: path, size: Int64(st.st_size))
-    }
-
-    /// The names directly in `directory`, sorted by bytes.
-    private static func entries(of directory: String) throws(InputError) -> [String] {
-        guard let dir = opendir(directory) else {
-            throw .cannotOpen(path: directory, reason: String(cString: strerror(errno)))
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if !name.hasPrefix(".") { names.append(name) }
-        }
-        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
     static func join(_ directory: String, _ name: String) -> String {

@@ -19,15 +19,7 @@ struct DirectoryListing {
     static let managedExportSuffixes = [".overall_export_metadata", ".export_metadata"]
 
     init(_ directory: String) throws(InputError) {
-        guard let dir = opendir(directory) else {
-            throw .cannotOpen(path: directory, reason: String(cString: strerror(errno)))
-        }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name.hasPrefix(".") { continue }
+        for name in try DirectoryNames.visible(in: directory) {
             if Self.managedExportSuffixes.contains(where: { name.hasSuffix($0) }) { isManagedExport = true }
             guard InputFile.exportSuffixes.contains(where: { name.hasSuffix($0) }) else { continue }
             var st = stat()
@@ -46,7 +38,5 @@ struct DirectoryListing {
             default: skipped.append(Skipped(name: name, why: "not a regular file"))
             }
         }
-        exportNames.sort { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-        skipped.sort { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
     }
 }

@@ -1,0 +1,29 @@
+import Glibc
+
+/// The names one directory holds, read once, for the two places that list a directory of
+/// inputs (`DirectoryListing`, `ManagedExport`).
+enum DirectoryNames {
+    /// Every name that does not start with `.`, sorted by bytes.
+    static func visible(in directory: String) throws(InputError) -> [String] {
+        guard let dir = opendir(directory) else {
+            throw .cannotOpen(path: directory, reason: String(cString: strerror(errno)))
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = Self.name(of: entry)
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// The entry's name, read in place up to its NUL. glibc sizes each entry to its name
+    /// (`d_reclen`), so the last one in its buffer may end before `d_name`'s declared 256 bytes:
+    /// copying the whole field reads past the allocation (AddressSanitizer caught it on a
+    /// directory of 2,000 files).
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let start = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self)
+        return String(cString: start)
+    }
+}
