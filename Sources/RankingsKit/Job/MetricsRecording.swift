@@ -8,8 +8,10 @@ final class RunFacts {
 
 extension AggregateJob {
     /// Runs the job and, with `--metrics`, records its outcome on every exit status the job
-    /// itself reports. Usage errors (64) never reach here: with a wrong command line the path
-    /// itself may be wrong, and the previous file keeps aging, which is what the alerts watch.
+    /// itself reports but 64. A usage error writes nothing: with a wrong command line the
+    /// metrics path itself may be wrong (it may name an input, or sit in an input directory,
+    /// which is why the run was refused), and the previous file keeps aging, which is what the
+    /// alerts watch.
     public static func run(_ options: AggregateOptions, output: JobOutput) throws(JobError) {
         let started = Clock.now
         let facts = RunFacts()
@@ -17,7 +19,7 @@ extension AggregateJob {
         let outcome = Result { () throws(JobError) in try produce(options, output: output, facts: facts) }
         var failure: JobError?
         if case .failure(let error) = outcome { failure = error }
-        if let path = options.metricsPath {
+        if let path = options.metricsPath, failure?.exitStatus != 64 {
             var metrics = RunMetrics(endedAt: Clock.wallTime.seconds, durationSeconds: Clock.seconds(since: started),
                                      exitStatus: failure?.exitStatus ?? 0)
             metrics.summary = facts.summary

@@ -34,7 +34,7 @@ struct InputDirectoryTests {
     @Test func refusesAnOutputInsideAnInputDirectory() throws {
         try ScratchDirectory.with { dir in
             try dir.write("exports/a.ndjson", eventLine("j", "5"))
-            for flag in ["-o", "--stats", "--report"] {
+            for flag in ["-o", "--stats", "--report", "--metrics"] {
                 let result = try Self.run(["aggregate", "--computed-at", fixedComputedAt, flag, "exports/all_time.json",
                                            "exports/"], in: dir)
                 #expect(result.status == 64, "\(flag): \(result.stderrText)")
@@ -48,6 +48,11 @@ struct InputDirectoryTests {
                                       "exports/a.ndjson", "old.json"], in: dir)
             #expect(named.status == 64, "\(named.stderrText)")
             #expect(try dir.read("old.json") == Array("{}\n".utf8))
+            // --metrics naming an input: the refusal (64) writes no metrics over it.
+            let metrics = try Self.run(["aggregate", "--computed-at", fixedComputedAt, "--metrics", "exports/a.ndjson",
+                                        "exports/a.ndjson"], in: dir)
+            #expect(metrics.status == 64, "\(metrics.stderrText)")
+            #expect(try dir.read("exports/a.ndjson") == Array(eventLine("j", "5").utf8))
             // A name the directory would not read is fine.
             let fine = try Self.run(["aggregate", "--computed-at", fixedComputedAt, "-q", "-o", "exports/all_time.out",
                                      "exports"], in: dir)

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// A damaged or half-copied managed export through `rankings aggregate` itself (issue 15): the
+/// documented status, a message naming the file (and, for damage, the byte offset), and every
+/// output of the run before it left byte for byte as it was. The library-level catalogue of
+/// damage is `LogDamageTests`; this is what an operator sees.
+@Suite("Managed export: damage through the command line")
+struct ManagedExportCommandTests {
+    static let folder = "export/all_namespaces/all_kinds"
+
+    /// A copy of the emulator's export at `export/` (its 18 typed values that are not votes are
+    /// bad records, hence `--max-invalid`), a first good run's document and stats beside
+    /// it, then `damage`, then a second run over the same paths.
+    static func rerun(after damage: (ScratchDirectory) throws -> Void) throws
+        -> (result: RankingsBinary.Result, unchanged: Bool) {
+        try ScratchDirectory.with { dir in
+            try FileManager.default.copyItem(at: try ExportFixtures.exportRoot(ExportFixtures.emulator),
+                                             to: dir.url.appendingPathComponent("export"))
+            let arguments = ["aggregate", "-q", "--max-invalid", "100", "--computed-at", fixedComputedAt,
+                             "-o", dir.path("all_time.json"),
+                             "--stats", dir.path("stats.ndjson"), dir.path("export")]
+            let first = try RankingsBinary.run(arguments)
+            #expect(first.status == 0, "\(first.stderrText)")
+            let before = try [dir.read("all_time.json"), dir.read("stats.ndjson")]
+            try damage(dir)
+            let second = try RankingsBinary.run(arguments)
+            let after = try [dir.read("all_time.json"), dir.read("stats.ndjson")]
+            #expect(try dir.listing() == ["all_time.json", "export", "stats.ndjson"])
+            return (second, before == after)
+        }
+    }
+
+    /// Rewrites one output file of the export's copy.
+    static func edit(_ dir: ScratchDirectory, _ name: String, _ change: (inout [UInt8]) -> Void) throws {
+        var bytes = try dir.read(folder + "/" + name)
+        change(&bytes)
+        try dir.write(folder + "/" + name, bytes)
+    }
+
+    @Test func aFlippedByteIs65AtItsBlock() throws {
+        let (result, unchanged) = try Self.rerun { dir in
+            try Self.edit(dir, "output-0") { $0[40_000] ^= 0x20 }
+        }
+        #expect(result.status == 65, "\(result.stderrText)")
+        #expect(result.stderrText.contains("output-0: corrupt export at byte 32768: "), "\(result.stderrText)")
+        #expect(unchanged)
+    }
+
+    @Test func aTruncatedOutputFileIs65() throws {
+        let (result, unchanged) = try Self.rerun { dir in
+            try Self.edit(dir, "output-0") { $0.removeLast($0.count / 3) }
+        }
+        #expect(result.status == 65, "\(result.stderrText)")
+        #expect(result.stderrText.contains("output-0: corrupt export at byte "), "\(result.stderrText)")
+        #expect(unchanged)
+    }
+
+    @Test func aMissingListedFileIs66() throws {
+        let (result, unchanged) = try Self.rerun { dir in
+            try FileManager.default.removeItem(atPath: dir.path(Self.folder + "/output-0"))
+        }
+        #expect(result.status == 66, "\(result.stderrText)")
+        #expect(result.stderrText.contains("all_kinds/output-0: No such file or directory (listed in "),
+                "\(result.stderrText)")
+        #expect(unchanged)
+    }
+
+    @Test func aMissingKindMetadataIs66() throws {
+        let (result, unchanged) = try Self.rerun { dir in
+            try FileManager.default.removeItem(atPath: dir.path(Self.folder + "/all_namespaces_all_kinds.export_metadata"))
+        }
+        #expect(result.status == 66, "\(result.stderrText)")
+        #expect(result.stderrText.contains("all_namespaces_all_kinds.export_metadata: No such file or directory"),
+                "\(result.stderrText)")
+        #expect(unchanged)
+    }
+}
