@@ -1,7 +1,8 @@
 """A forwarding proxy in front of the real emulator that fails some requests on purpose: answers
 503 to some, 429 to others, and closes the connection without an answer on others, so a test can
-show what the hooks do when Firestore has trouble in the middle of a fetch. Every other request
-goes to the emulator unchanged, and its answer comes back unchanged."""
+show what the hooks do when Firestore has trouble in the middle of a fetch; or runs a test's
+function before forwarding a request, so that Google's client can write while a fetch is paging.
+Every other request goes to the emulator unchanged, and its answer comes back unchanged."""
 import http.server
 import threading
 import urllib.error
@@ -9,10 +10,12 @@ import urllib.request
 
 
 class FaultyProxy:
-    def __init__(self, upstream, faults):
-        """faults: request number (1-based) -> 503, 429 or "drop"."""
+    def __init__(self, upstream, faults, before=None):
+        """faults: request number (1-based) -> 503, 429 or "drop"; before: request number ->
+        a function run before that request is forwarded."""
         self.upstream = upstream
         self.faults = dict(faults)
+        self.before = dict(before or {})
         self.requests = 0
         self.lock = threading.Lock()
         proxy = self
@@ -25,6 +28,9 @@ class FaultyProxy:
                 with proxy.lock:
                     proxy.requests += 1
                     fault = proxy.faults.get(proxy.requests)
+                    before = proxy.before.get(proxy.requests)
+                if before:
+                    before()
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if fault == "drop":
                     self.close_connection = True

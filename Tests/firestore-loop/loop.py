@@ -82,7 +82,10 @@ try:
                 fields = document["fields"]
                 typed += "integerValue" in fields["rating"] and "timestampValue" in fields["timestamp"]
         expect("documents fetched", lines, len(expected_names))
-        expect("the client's documents, each once", names, expected_names)
+        if names != expected_names:
+            raise AssertionError(f"not the client's documents: {len(expected_names - names)} missing "
+                                 f"({sorted(expected_names - names)[:3]}), {len(names - expected_names)} extra "
+                                 f"({sorted(names - expected_names)[:3]})")
         expect("typed ratings and timestamps", typed, len(expected_names))
         return names
 
@@ -220,6 +223,22 @@ try:
     check("a publish replaces the whole document (one PATCH, no field of the old one survives)",
           republish_replaces_whole_document)
 
+    def publish_a_firestore_body():
+        # The hook takes the job's --format firestore output as well as the JSON document, and
+        # the app then reads the very same document.
+        os.makedirs(os.path.join(work, "body"), exist_ok=True)
+        body = os.path.join(work, "body", "all_time.json")
+        done = subprocess.run([rankings, "aggregate", "--computed-at", "2026-02-18T05:00:00Z", "--format", "firestore",
+                               "--output", body, events], stderr=subprocess.PIPE, text=True)
+        expect(f"aggregate --format firestore: exit status ({done.stderr.strip()})", done.returncode, 0)
+        stored = db.collection("weekly_rankings").document("all_time")
+        from_json = stored.get().to_dict()
+        stored.delete()
+        done = hook("rankings-publish-firestore", body, FIRESTORE_EMULATOR_HOST=server.address)
+        expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
+        expect("the document, as from the JSON form", stored.get().to_dict(), from_json)
+    check("a --format firestore body publishes the same document as the JSON form", publish_a_firestore_body)
+
     def invalid_document_is_not_published():
         bad = os.path.join(work, "all_time.json.bad")
         os.makedirs(os.path.join(work, "bad"), exist_ok=True)
@@ -231,6 +250,39 @@ try:
         expect("exit status", done.returncode, 65)
         expect("update time", db.collection("weekly_rankings").document("all_time").get().update_time, before)
     check("an invalid document is refused (65) and Firestore keeps the old one", invalid_document_is_not_published)
+
+    def rest_fetch_while_votes_arrive():
+        # After the second page has arrived, Google's client writes two new votes (one sorting
+        # before the cursor, one after) and deletes one not read yet: the fetch reads every page
+        # at the first page's readTime, so it holds the collection as it was, exactly.
+        events = db.collection("rating_events")
+        ids = sorted(name.split("/", 1)[1] for name in expected_names)
+        victim = events.document(ids[-1])
+        kept = victim.get().to_dict()
+        new = {"joke_id": "j-new", "rating": 5, "device_id": "d-new", "week_id": "2026-W01",
+               "timestamp": datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)}
+
+        def write_while_paging():
+            events.document("0000-arrived-during-fetch").set(new)
+            events.document("zzzz-arrived-during-fetch").set(new)
+            victim.delete()
+        try:
+            with faults.FaultyProxy(server.address, {}, before={3: write_while_paging}) as proxy:
+                other = os.path.join(work, "while-voting")
+                done = hook("rankings-fetch-firestore", other, FIRESTORE_EMULATOR_HOST=proxy.address,
+                            RANKINGS_FIRESTORE_FETCH="rest")
+                expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
+                expect("requests (5 pages + 1 empty)", proxy.requests, 6)
+                fetched_names(os.path.join(other, "current"))
+            now = {d.path for d in events.list_documents()}
+            expect("the collection did change meanwhile", len(now - expected_names), 2)
+        finally:
+            events.document("0000-arrived-during-fetch").delete()
+            events.document("zzzz-arrived-during-fetch").delete()
+            victim.set(kept)
+        return f"{done.stderr.strip().splitlines()[-1]}"
+    check("rest: votes written and deleted while paging are neither seen nor missed (one readTime)",
+          rest_fetch_while_votes_arrive)
 
     # Unreachable Firestore: a port nothing listens on.
     unreachable = f"127.0.0.1:{emu.free_port()}"
