@@ -31,3 +31,14 @@ public struct BadLineLog: Sendable {
         if first.count < Self.shownLimit { first.append(BadLine(line: line, reason: reason())) }
     }
 }
+
+extension BadLineLog {
+    /// Prints the bad lines a run shows, then how many more it had: one wording for every
+    /// command that reads lines.
+    static func report(_ shown: [(path: String, line: BadLine)], count: Int, to stderr: (String) -> Void) {
+        for bad in shown { stderr(bad.line.message(in: bad.path)) }
+        if count > shown.count {
+            stderr("rankings: " + counted(count - shown.count, "more bad line", "more bad lines") + " not shown")
+        }
+    }
+}

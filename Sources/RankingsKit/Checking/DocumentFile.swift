@@ -6,14 +6,11 @@ import Glibc
 /// refuse an oversized input without this ever holding all of it.
 public enum DocumentFile {
     public static func read(_ path: String) throws(InputError) -> [UInt8] {
-        let fd: Int32
-        if path == "-" {
-            fd = 0
-        } else {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
-        }
-        defer { if fd > 2 { close(fd) } }
+        // Standard input is the caller's to keep open; a file opened here is closed here.
+        let opened = path != "-"
+        let fd = opened ? open(path, O_RDONLY | O_CLOEXEC) : 0
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        defer { if opened { close(fd) } }
         // Reading a directory fails with EISDIR only at read(2); naming it up front makes it a
         // wrong path (66) like a missing file, not an I/O error.
         var st = stat()

@@ -88,13 +88,7 @@ public enum AggregateJob {
         }
         meter?.finish()
 
-        for bad in result.firstBadLines {
-            output.stderr(bad.line.message(in: bad.path))
-        }
-        if result.badLineCount > result.firstBadLines.count {
-            let more = result.badLineCount - result.firstBadLines.count
-            output.stderr("rankings: " + counted(more, "more bad line", "more bad lines") + " not shown")
-        }
+        BadLineLog.report(result.firstBadLines, count: result.badLineCount, to: output.stderr)
 
         let totals = result.tally.totals
         var summary = RunSummary()

@@ -44,13 +44,7 @@ public enum MigrateJob {
         if let failure = batched?.failure { throw .output(failure) }
 
         let counts = migrator.counts
-        for (path, bad) in migrator.shownBadLines {
-            output.stderr(bad.message(in: path))
-        }
-        if counts.badLines > migrator.shownBadLines.count {
-            let more = counts.badLines - migrator.shownBadLines.count
-            output.stderr("rankings: " + counted(more, "more bad line", "more bad lines") + " not shown")
-        }
+        BadLineLog.report(migrator.shownBadLines, count: counts.badLines, to: output.stderr)
         if counts.badLines > options.maxInvalid {
             if !options.quiet { output.stderr(counts.summaryLine) }
             throw .data(counted(counts.badLines, "bad line", "bad lines")
