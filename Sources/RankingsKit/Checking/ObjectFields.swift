@@ -13,13 +13,21 @@ struct ObjectFields {
          log: inout ProblemLog) {
         self.path = path
         closingOffset = object.end - 1
+        values = Self.lastByKey(members)
         let knownKeys = Set(known.map { Array($0.utf8) })
         for member in members {
-            values[member.key] = member.value
             if !allowExtraKeys && !knownKeys.contains(member.key) {
                 log.add(path.member(member.key), "unknown key (--allow-extra-keys permits it)", at: member.keyOffset)
             }
         }
+    }
+
+    /// Each key's value, the last one where a key repeats: the one rule for every reader of
+    /// a document's members.
+    static func lastByKey(_ members: [JSONMember]) -> [[UInt8]: JSONValue] {
+        var values: [[UInt8]: JSONValue] = [:]
+        for member in members { values[member.key] = member.value }
+        return values
     }
 
     func optional(_ key: String) -> JSONValue? { values[Array(key.utf8)] }

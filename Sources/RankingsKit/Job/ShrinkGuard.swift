@@ -94,14 +94,18 @@ public enum ShrinkGuard {
             }
         }
         if bytes.count > DocumentChecker.maximumSize { return .unusable("larger than a rankings document") }
-        do { _ = try JSONParser.parse(bytes) } catch { return .unusable("not JSON: \(error.reason) at byte \(error.offset)") }
         // Either format reads back the same: a `--format firestore` body is unwrapped to the
         // document's shape, so switching formats does not disarm the guard.
-        guard let root = DocumentContent.read(bytes) else { return .unusable("a Firestore body with broken typing") }
+        let root: JSONValue
+        do { root = try DocumentContent.parse(bytes) } catch {
+            switch error {
+            case .notJSON(let syntax): return .unusable("not JSON: \(syntax.reason) at byte \(syntax.offset)")
+            case .brokenTyping: return .unusable("a Firestore body with broken typing")
+            }
+        }
         guard case .object(let members) = root.kind else { return .unusable("not a JSON object") }
         // Of duplicate keys the last counts, as `rankings check` reads them.
-        var fields: [[UInt8]: JSONValue.Kind] = [:]
-        for member in members { fields[member.key] = member.value.kind }
+        let fields = ObjectFields.lastByKey(members).mapValues(\.kind)
         guard case .string(let weekID)? = fields[Array("week_id".utf8)] else { return .unusable("no string week_id") }
         var total: Int64 = 0
         for key in ["total_hilarious_ratings", "total_horrible_ratings"] {
