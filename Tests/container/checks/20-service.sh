@@ -41,6 +41,28 @@ manual_starts_succeed() {
 }
 check "6 manual starts in a row all succeed" manual_starts_succeed
 
+many_export_files_and_no_network() {
+    reset_service
+    # The sample cut into 2,000 files: more than the 1,024 open files systemd gives a service
+    # by default, the same events, so the same golden document (issue 17, item 2).
+    in_container install -d -m 0755 /srv/rankings/many
+    in_container_sh 'cd /srv/rankings/many && split -n l/2000 -d -a 4 --additional-suffix=.ndjson /srv/rankings/exports/rating_events.ndjson part-'
+    expect "files" "$(in_container_sh 'ls /srv/rankings/many | wc -l')" "2000"
+    set_config RANKINGS_EXPORTS /srv/rankings/many
+    local started=0
+    in_container systemctl start rankings.service || started=$?
+    set_config RANKINGS_EXPORTS /srv/rankings/exports
+    in_container rm -r /srv/rankings/many
+    expect "systemctl start" "$started" "0"
+    expect "exit status" "$(service_state ExecMainStatus)" "0"
+    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/all_time.json"
+    # And the sandbox as the real systemd loaded it: the job has no network at all.
+    expect "PrivateNetwork" "$(service_state PrivateNetwork)" "yes"
+    expect "LimitNOFILE" "$(service_state LimitNOFILE)" "65536"
+}
+check "2,000 export files in one night's folder: the golden document, under the unit's sandbox without network" \
+    many_export_files_and_no_network
+
 malformed_export_is_not_retried() {
     reset_service
     in_container_sh 'printf "{\"joke_id\": \"x\", \"rating\": 5\n" >/srv/rankings/exports/zz-bad.ndjson'
