@@ -15,9 +15,9 @@ if (($#)); then targets=("$@"); else
 fi
 out=.build-fuzz
 status=0
-for name in "${targets[@]}"; do
-    Tests/Fuzz/build.sh "$name"
-done
+# Each target is one optimised whole-module compile of the library, which runs on one core:
+# build as many at once as there are cores (xargs exits non-zero if any build failed).
+printf '%s\n' "${targets[@]}" | xargs -P "$(nproc)" -n 1 Tests/Fuzz/build.sh
 for name in "${targets[@]}"; do
     corpus=$out/corpus/$name findings=$out/findings/$name log=$out/logs/$name.log
     mkdir -p "$corpus" "$findings" "$out/logs"
