@@ -15,9 +15,11 @@ public final class ByteInterner: @unchecked Sendable {
     private var hashes: UnsafeMutablePointer<UInt64>
     private var capacity: Int
     public private(set) var count = 0
+    /// Bytes of all keys stored, for a table whose memory is bounded (`TableBound`).
+    public private(set) var storedBytes = 0
     /// Key bytes live in fixed chunks that never move, so growing costs no copy and no
     /// doubled peak; a key longer than a chunk gets a chunk of its own.
-    private var arenaChunks: [UnsafeMutablePointer<UInt8>] = []
+    private var arenaChunks: [(start: UnsafeMutablePointer<UInt8>, size: Int)] = []
     private var arenaFree = 0
     private var arenaNext: UnsafeMutablePointer<UInt8>?
     private static let arenaChunkSize = 256 << 10
@@ -45,29 +47,34 @@ public final class ByteInterner: @unchecked Sendable {
         starts.deallocate()
         lengths.deallocate()
         hashes.deallocate()
-        for chunk in arenaChunks { chunk.deallocate() }
+        for chunk in arenaChunks { chunk.start.deallocate() }
         arenaChunks = []
     }
 
-    /// Frees everything and starts empty: for a table whose keys were handed over in a merge.
+    /// Forgets every key, for a worker's bounded table whose keys were handed over in a
+    /// merge: the slots and entry arrays are kept for the next keys (they are as large as the
+    /// bound allows, no larger), and so is the first chunk of key bytes if it is an ordinary one.
     public func removeAll() {
-        release()
+        slots.update(repeating: 0, count: slotMask + 1)
         count = 0
-        arenaFree = 0
-        arenaNext = nil
-        slotMask = 1023
-        slots = .allocate(capacity: slotMask + 1)
-        slots.initialize(repeating: 0, count: slotMask + 1)
-        capacity = 512
-        starts = .allocate(capacity: capacity)
-        lengths = .allocate(capacity: capacity)
-        hashes = .allocate(capacity: capacity)
+        storedBytes = 0
+        let kept = arenaChunks.first.flatMap { $0.size == Self.arenaChunkSize ? $0 : nil }
+        for chunk in arenaChunks.dropFirst(kept == nil ? 0 : 1) { chunk.start.deallocate() }
+        arenaChunks = kept.map { [$0] } ?? []
+        arenaNext = kept?.start
+        arenaFree = kept?.size ?? 0
     }
 
     /// The index of `key`, and whether it was new.
     @inline(__always)
     public func intern(_ key: UnsafeBufferPointer<UInt8>) -> (index: Int, isNew: Bool) {
-        let h = hash(key)
+        intern(key, hash: hash(key))
+    }
+
+    /// The index of `key` whose hash `h` another interner of this process already computed
+    /// (all of them agree), and whether it was new: a merge hashes each key once.
+    @inline(__always)
+    public func intern(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64) -> (index: Int, isNew: Bool) {
         var i = Int(truncatingIfNeeded: h) & slotMask
         while true {
             let s = slots[i]
@@ -123,7 +130,7 @@ public final class ByteInterner: @unchecked Sendable {
         if arenaNext == nil || key.count > arenaFree {
             let size = max(Self.arenaChunkSize, key.count)
             let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-            arenaChunks.append(chunk)
+            arenaChunks.append((chunk, size))
             arenaNext = chunk
             arenaFree = size
         }
@@ -131,6 +138,7 @@ public final class ByteInterner: @unchecked Sendable {
         if let base = key.baseAddress { at.update(from: base, count: key.count) }
         arenaNext = at + key.count
         arenaFree -= key.count
+        storedBytes += key.count
         return at
     }
 
