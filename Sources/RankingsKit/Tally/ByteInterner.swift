@@ -5,6 +5,11 @@ import Glibc
 /// An open-addressing table over a flat key arena: looking up a string already seen allocates
 /// nothing; a new one costs one append. Keys are exact bytes: never `String`, whose equality
 /// folds canonically equivalent ids together.
+///
+/// Its arrays come from `PageMemory`, not malloc: the run's table grows by doubling on
+/// whichever thread holds the shared table's lock, and malloc, once it has raised its mmap
+/// threshold, kept each freed half in that thread's arena (1 M distinct jokes took 152 MiB on
+/// 16 threads against 123 MiB on one).
 public final class ByteInterner: @unchecked Sendable {
     /// Entry index + 1 per slot; 0 is empty. Power-of-two sized, at most half full.
     private var slots: UnsafeMutablePointer<UInt32>
@@ -32,22 +37,22 @@ public final class ByteInterner: @unchecked Sendable {
 
     public init() {
         slotMask = 1023
-        slots = .allocate(capacity: slotMask + 1)
-        slots.initialize(repeating: 0, count: slotMask + 1)
+        // Mapped pages come zeroed: every slot empty.
+        slots = PageMemory.allocate(UInt32.self, count: slotMask + 1)
         capacity = 512
-        starts = .allocate(capacity: capacity)
-        lengths = .allocate(capacity: capacity)
-        hashes = .allocate(capacity: capacity)
+        starts = PageMemory.allocate(UnsafeMutablePointer<UInt8>.self, count: capacity)
+        lengths = PageMemory.allocate(Int32.self, count: capacity)
+        hashes = PageMemory.allocate(UInt64.self, count: capacity)
     }
 
     deinit { release() }
 
     private func release() {
-        slots.deallocate()
-        starts.deallocate()
-        lengths.deallocate()
-        hashes.deallocate()
-        for chunk in arenaChunks { chunk.start.deallocate() }
+        PageMemory.deallocate(slots, count: slotMask + 1)
+        PageMemory.deallocate(starts, count: capacity)
+        PageMemory.deallocate(lengths, count: capacity)
+        PageMemory.deallocate(hashes, count: capacity)
+        for chunk in arenaChunks { PageMemory.deallocate(chunk.start, count: chunk.size) }
         arenaChunks = []
     }
 
@@ -59,7 +64,7 @@ public final class ByteInterner: @unchecked Sendable {
         count = 0
         storedBytes = 0
         let kept = arenaChunks.first.flatMap { $0.size == Self.arenaChunkSize ? $0 : nil }
-        for chunk in arenaChunks.dropFirst(kept == nil ? 0 : 1) { chunk.start.deallocate() }
+        for chunk in arenaChunks.dropFirst(kept == nil ? 0 : 1) { PageMemory.deallocate(chunk.start, count: chunk.size) }
         arenaChunks = kept.map { [$0] } ?? []
         arenaNext = kept?.start
         arenaFree = kept?.size ?? 0
@@ -114,9 +119,9 @@ public final class ByteInterner: @unchecked Sendable {
     private func growEntries() {
         let newCapacity = capacity * 2
         func grown<T>(_ old: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
-            let new = UnsafeMutablePointer<T>.allocate(capacity: newCapacity)
+            let new = PageMemory.allocate(T.self, count: newCapacity)
             new.moveInitialize(from: old, count: count)
-            old.deallocate()
+            PageMemory.deallocate(old, count: capacity)
             return new
         }
         starts = grown(starts)
@@ -129,7 +134,7 @@ public final class ByteInterner: @unchecked Sendable {
         // No chunk yet: even an empty key (an empty device_id) needs somewhere to point.
         if arenaNext == nil || key.count > arenaFree {
             let size = max(Self.arenaChunkSize, key.count)
-            let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+            let chunk = PageMemory.allocate(UInt8.self, count: size)
             arenaChunks.append((chunk, size))
             arenaNext = chunk
             arenaFree = size
@@ -144,9 +149,8 @@ public final class ByteInterner: @unchecked Sendable {
 
     private func rehash() {
         let newMask = slotMask * 2 + 1
-        slots.deallocate()
-        slots = .allocate(capacity: newMask + 1)
-        slots.initialize(repeating: 0, count: newMask + 1)
+        PageMemory.deallocate(slots, count: slotMask + 1)
+        slots = PageMemory.allocate(UInt32.self, count: newMask + 1)
         slotMask = newMask
         for e in 0..<count {
             var i = Int(truncatingIfNeeded: hashes[e]) & slotMask

@@ -12,12 +12,12 @@ public final class Tally: @unchecked Sendable {
 
     init(bound: TableBound) {
         self.bound = bound
-        counts = .allocate(capacity: countsCapacity)
+        counts = PageMemory.allocate(JokeCounts.self, count: countsCapacity)
     }
 
     deinit {
         counts.deinitialize(count: ids.count)
-        counts.deallocate()
+        PageMemory.deallocate(counts, count: countsCapacity)
     }
 
     public var jokeCount: Int { ids.count }
@@ -49,9 +49,10 @@ public final class Tally: @unchecked Sendable {
         if isNew {
             if e + 1 >= bound.keys || ids.storedBytes >= bound.keyBytes { isFull = true }
             if e == countsCapacity {
-                let bigger = UnsafeMutablePointer<JokeCounts>.allocate(capacity: countsCapacity * 2)
+                // From the kernel and back to it, as `ByteInterner`'s arrays (which see).
+                let bigger = PageMemory.allocate(JokeCounts.self, count: countsCapacity * 2)
                 bigger.moveInitialize(from: counts, count: e)
-                counts.deallocate()
+                PageMemory.deallocate(counts, count: countsCapacity)
                 counts = bigger
                 countsCapacity *= 2
             }
