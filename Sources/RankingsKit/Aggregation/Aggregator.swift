@@ -51,15 +51,18 @@ public enum Aggregator {
     ///   - pieceSize: fixed piece size instead of the automatic one (tests use tiny pieces to
     ///     put split points inside lines and at chunk edges).
     ///   - chunkSize: the line reader's starting buffer size (tests use tiny ones).
-    public static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
-                           progress: ProgressCounter = ProgressCounter(),
-                           pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
+    ///   - workerBound: how much each thread's own tables hold before they are emptied into the
+    ///     run's (tests use tiny bounds, to empty them after every few events).
+    static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
+                    progress: ProgressCounter = ProgressCounter(),
+                    pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize,
+                    workerBound: TableBound) throws(InputError) -> AggregationResult {
         let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
-        let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe)
+        let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe, bound: workerBound)
         Workers.run(count: workers) { worker in
             let reader = LineReader(chunkSize: chunkSize)
-            let tally = shared.tallies[worker]
+            let tally = shared.tally.workers[worker]
             while !shared.stop.load(ordering: .relaxed) {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
                 if index >= pieces.count { break }
@@ -67,11 +70,18 @@ public enum Aggregator {
                                   selection: selection, progress: progress)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
-                // Memory: a piece's keys per thread, not every key once per thread.
-                shared.sink.flush(tally)
             }
+            // The rest of this thread's keys, while the others may still be reading.
+            shared.tally.flush(tally)
         }
         return try merge(shared, files: files, pieces: pieces)
+    }
+
+    public static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
+                           progress: ProgressCounter = ProgressCounter(),
+                           pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
+        try run(files, threads: threads, selection: selection, progress: progress, pieceSize: pieceSize,
+                chunkSize: chunkSize, workerBound: .worker)
     }
 
     static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {
@@ -156,18 +166,9 @@ public enum Aggregator {
         for result in results {
             if let error = result?.error { throw error }
         }
-        let main = shared.sink.combined
+        let main = shared.tally.finish()
         let tally = main.tally
-        var validEvents = main.validEvents, filteredOut = main.filteredOut
-        for other in shared.tallies where other !== main {
-            if let votes = main.votes, let otherVotes = other.votes {
-                votes.merge(otherVotes, otherTally: other.tally, into: tally, threads: shared.tallies.count)
-            } else {
-                tally.merge(other.tally)
-            }
-            validEvents += other.validEvents
-            filteredOut += other.filteredOut
-        }
+        let validEvents = main.validEvents, filteredOut = main.filteredOut
         var duplicatesRemoved = 0
         if let votes = main.votes {
             votes.countWinners(into: tally)
@@ -205,14 +206,12 @@ public enum Aggregator {
     private final class Shared: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
-        let tallies: [WorkerTally]
-        let sink: SharedTally
+        let tally: SharedTally
         private let slots: UnsafeMutablePointer<PieceResult?>
         private let count: Int
 
-        init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe) {
-            tallies = (0..<workers).map { _ in WorkerTally(dedupe: dedupe) }
-            sink = SharedTally(workers: tallies, dedupe: dedupe)
+        init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe, bound: TableBound) {
+            tally = SharedTally(workers: workers, dedupe: dedupe, bound: bound)
             count = pieces.count
             slots = .allocate(capacity: count)
             slots.initialize(repeating: nil, count: count)

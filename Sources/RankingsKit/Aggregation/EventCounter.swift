@@ -95,6 +95,7 @@ public struct EventCounter: ~Copyable {
         if !filters {
             worker.validEvents &+= 1
             tally.add(id: id, rating: rating)
+            if tally.isFull { worker.flush() }
             return
         }
         selected(id: id, rating: rating, record: record, position: position, details: &details)
@@ -156,26 +157,17 @@ public struct EventCounter: ~Copyable {
         }
         guard let votes, let owner else {
             tally.add(id: id, rating: rating)
+            if tally.isFull { worker.flush() }
             return
         }
         let joke = tally.entry(for: id)
         let order = InputOrder.make(file: file, offset: position)
         let stamp = dedupe == .device ? timestamp : nil
-        votes._withUnsafeGuaranteedRef { $0.offer(owner: owner, joke: joke, timestamp: stamp, order: order, rating: rating) }
-    }
-}
-
-/// What one thread accumulates over all the pieces it reads.
-final class WorkerTally: @unchecked Sendable {
-    let tally = Tally()
-    /// Present when the run deduplicates: votes wait here until every record has been seen.
-    let votes: LatestVotes?
-    /// Valid events the selection left out (`--as-of`, `--since`, `--week`).
-    var filteredOut = 0
-    /// Valid records seen (before filters and deduplication).
-    var validEvents = 0
-
-    init(dedupe: EventSelection.Dedupe) {
-        votes = dedupe == .none ? nil : LatestVotes(keyedByOwnerOnly: dedupe == .eventID)
+        let full = votes._withUnsafeGuaranteedRef {
+            $0.offer(owner: owner, joke: joke, timestamp: stamp, order: order, rating: rating)
+            return $0.isFull
+        }
+        // The votes name their jokes by this tally's entries: both are emptied together.
+        if full || tally.isFull { worker.flush() }
     }
 }

@@ -3,10 +3,10 @@ import Glibc
 /// The vote that counts for each deduplication key, kept while the input streams by.
 ///
 /// Keys are interned (device ids and event ids once each, jokes by their `Tally` entry), and
-/// each key holds one 32-byte vote in a `VoteTable`: about 38–44 bytes per distinct key.
-/// The tables are partitioned by the hash of the owner's bytes, which every thread computes
-/// alike, so merging two threads' votes is one independent merge per partition, run in
-/// parallel.
+/// each key holds one 32-byte vote in a `VoteTable`. The tables are partitioned by the hash of
+/// the owner's bytes, which every thread computes alike, so merging a worker's votes into the
+/// run's is one independent merge per partition, and no partition's slot table grows in one
+/// step as large as a single table would.
 ///
 /// Exports list a device's events together (they are sorted by document id, which starts with
 /// the device id), so the table remembers the current device's votes: a repeated pair is found
@@ -36,9 +36,18 @@ public final class LatestVotes: @unchecked Sendable {
     private var ratingValues: [Double] = [1, 2, 3, 4, 5]
     private var ratingIndex: [Double: UInt32] = [:]
 
-    init(keyedByOwnerOnly: Bool) {
+    /// Owner bytes before the table must be emptied (`TableBound`; `.max` for the run's table).
+    private let ownerBytesLimit: Int
+
+    /// - Parameter bound: a worker's votes are bounded (`isFull` tells when to empty them), the
+    ///   run's are not.
+    init(keyedByOwnerOnly: Bool, bound: TableBound = .unbounded) {
         self.keyedByOwnerOnly = keyedByOwnerOnly
-        partitions = (0..<(1 << Self.partitionBits)).map { _ in VoteTable(keyedByOwnerOnly: keyedByOwnerOnly) }
+        ownerBytesLimit = bound.keyBytes
+        let perPartition = bound == .unbounded ? nil : max(1, bound.keys >> Self.partitionBits)
+        partitions = (0..<(1 << Self.partitionBits)).map { _ in
+            VoteTable(keyedByOwnerOnly: keyedByOwnerOnly, limit: perPartition)
+        }
         lastPartition = partitions[0]
         recent = .allocate(capacity: Self.recentCapacity)
     }
@@ -46,6 +55,10 @@ public final class LatestVotes: @unchecked Sendable {
     deinit { recent.deallocate() }
 
     public var count: Int { partitions.reduce(0) { $0 + $1.count } }
+
+    /// Whether the last vote brought the table to its bound: its owner must empty it (into the
+    /// run's shared table) before the next vote. Only the last vote's partition can have filled.
+    @inline(__always) var isFull: Bool { lastPartition.isFull || owners.storedBytes >= ownerBytesLimit }
 
     @inline(__always) private func partition(ofOwner index: Int, in interner: ByteInterner) -> Int {
         Int(truncatingIfNeeded: interner.hashOf(index) >> (64 - UInt64(Self.partitionBits)))
@@ -93,36 +106,25 @@ public final class LatestVotes: @unchecked Sendable {
     }
 
     /// Moves `other`'s votes in, renumbering its owners, jokes and ratings into this table's
-    /// and `tally`'s; partition by partition, on `threads` threads. `other` is emptied as it goes.
-    func merge(_ other: LatestVotes, otherTally: Tally, into tally: Tally, threads: Int) {
+    /// and `tally`'s, partition by partition. `other` is left empty (its jokes stay in
+    /// `otherTally` for the caller to empty).
+    func merge(_ other: LatestVotes, otherTally: Tally, into tally: Tally) {
         var ownerMap = [UInt64](repeating: 0, count: other.owners.count)
         for o in 0..<other.owners.count {
-            ownerMap[o] = UInt64(other.owners.withKey(o) { owners.intern($0).index })
+            ownerMap[o] = UInt64(other.owners.withKey(o) { owners.intern($0, hash: other.owners.hashOf(o)).index })
         }
         var jokeMap = [UInt64](repeating: 0, count: otherTally.jokeCount)
-        for j in 0..<otherTally.jokeCount {
-            jokeMap[j] = UInt64(otherTally.withID(j) { tally.entry(for: $0) })
-        }
+        for j in 0..<otherTally.jokeCount { jokeMap[j] = UInt64(tally.entry(matching: j, of: otherTally)) }
         other.owners.removeAll()
         other.lastOwner = nil
         lastOwner = nil
         let ratingMap = other.ratingValues.map { index(ofRating: $0) }
-        let mine = partitions, theirs = other.partitions
-        let maps = MergeMaps(owner: ownerMap, joke: jokeMap, rating: ratingMap)
-        Workers.run(count: max(1, min(threads, mine.count))) { worker in
-            var p = worker
-            while p < mine.count {
-                mine[p].absorb(theirs[p]) { v in
-                    v.key = maps.owner[Int(v.key >> 32)] << 32 | maps.joke[Int(v.key & 0xFFFF_FFFF)]
-                    v.rating = maps.rating[Int(v.rating)]
-                }
-                p += max(1, min(threads, mine.count))
+        for (mine, theirs) in zip(partitions, other.partitions) {
+            mine.absorb(theirs) { v in
+                v.key = ownerMap[Int(v.key >> 32)] << 32 | jokeMap[Int(v.key & 0xFFFF_FFFF)]
+                v.rating = ratingMap[Int(v.rating)]
             }
         }
-    }
-
-    private struct MergeMaps: @unchecked Sendable {
-        let owner: [UInt64], joke: [UInt64], rating: [UInt32]
     }
 
     /// Counts each winning vote in `tally`.

@@ -1,27 +1,33 @@
 import Glibc
 
-/// The run's one table of jokes (and of deduplicated votes), which every worker thread flushes
-/// its own tables into after each piece of input, under a lock.
+/// The run's one table of jokes (and of deduplicated votes), and the worker threads' small
+/// tables in front of it.
 ///
-/// Each worker's tables then hold at most one piece's distinct keys, and the run's memory is
-/// the distinct keys of the whole input once, plus a piece's worth per thread: no longer the
-/// distinct keys once per thread, which multiplied memory by the cores (1 M distinct jokes took
-/// 288 MiB on one thread and 471 MiB on 16). The merge is associative (counts add; the latest
-/// vote wins by timestamp, then input order), so the order of flushes changes nothing.
+/// Each worker counts into tables of its own, without a lock, and empties them into the shared
+/// table, under a lock, whenever they reach their bound (`TableBound.worker`) and once when it
+/// runs out of input. So the shared table is the only one that grows with the distinct keys,
+/// and each further thread costs a fixed few hundred kilobytes: peak memory is a function of
+/// the distinct keys, not of the cores. The merge is associative (counts add; the latest vote
+/// wins by timestamp, then input order), so the order of flushes changes nothing.
 ///
-/// With a single worker there is nothing to share: its own tables are the run's, kept as
-/// they are (a flush would only copy them).
+/// With a single worker there is nothing to share: its own tables are the run's, unbounded (a
+/// flush would only copy them).
 final class SharedTally: @unchecked Sendable {
     /// The run's tables once every worker has flushed.
     let combined: WorkerTally
-    private let single: Bool
+    /// One per thread; `[combined]` for one thread.
+    private(set) var workers: [WorkerTally] = []
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
 
-    init(workers: [WorkerTally], dedupe: EventSelection.Dedupe) {
-        single = workers.count == 1
-        combined = single ? workers[0] : WorkerTally(dedupe: dedupe)
+    /// - Parameter bound: how much each of several workers holds before it flushes (tests use
+    ///   tiny bounds, to flush after every few events).
+    init(workers count: Int, dedupe: EventSelection.Dedupe, bound: TableBound = .worker) {
+        combined = WorkerTally(dedupe: dedupe)
         lock = .allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
+        workers = count <= 1 ? [combined] : (0..<count).map { _ in
+            WorkerTally(dedupe: dedupe, bound: bound, sink: self)
+        }
     }
 
     deinit {
@@ -30,16 +36,27 @@ final class SharedTally: @unchecked Sendable {
     }
 
     /// Moves `worker`'s jokes and votes into the shared tables and empties them (its event
-    /// counters stay: they are summed at the end).
+    /// counters stay: `finish` sums them).
     func flush(_ worker: WorkerTally) {
-        guard !single, worker !== combined else { return }
+        guard worker !== combined else { return }
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         if let votes = combined.votes, let theirs = worker.votes {
-            votes.merge(theirs, otherTally: worker.tally, into: combined.tally, threads: 1)
+            votes.merge(theirs, otherTally: worker.tally, into: combined.tally)
         } else {
             combined.tally.merge(worker.tally)
         }
         worker.tally.removeAll()
+    }
+
+    /// The run's tables and counters, once every worker thread has finished: what is left in
+    /// the workers' tables is flushed and their counters are added up. Call it once.
+    func finish() -> WorkerTally {
+        for worker in workers where worker !== combined {
+            flush(worker)
+            combined.validEvents += worker.validEvents
+            combined.filteredOut += worker.filteredOut
+        }
+        return combined
     }
 }

@@ -3,14 +3,21 @@ public final class Tally: @unchecked Sendable {
     private let ids = ByteInterner()
     private var counts: UnsafeMutablePointer<JokeCounts>
     private var countsCapacity = 512
+    private let bound: TableBound
+    /// Set when a new joke brings the tally to its bound: its owner must empty it (into the
+    /// run's shared table) before the next event. Never set for an unbounded tally.
+    private(set) var isFull = false
 
-    public init() {
-        counts = .allocate(capacity: countsCapacity)
+    public convenience init() { self.init(bound: .unbounded) }
+
+    init(bound: TableBound) {
+        self.bound = bound
+        counts = PageMemory.allocate(JokeCounts.self, count: countsCapacity)
     }
 
     deinit {
         counts.deinitialize(count: ids.count)
-        counts.deallocate()
+        PageMemory.deallocate(counts, count: countsCapacity)
     }
 
     public var jokeCount: Int { ids.count }
@@ -26,12 +33,26 @@ public final class Tally: @unchecked Sendable {
     /// The entry index for `id`, created (with zero counts) when the id is new.
     @inline(__always)
     public func entry(for id: UnsafeBufferPointer<UInt8>) -> Int {
-        let (e, isNew) = ids.intern(id)
+        created(ids.intern(id))
+    }
+
+    /// The entry for `id`, whose hash another tally of this process computed.
+    @inline(__always)
+    private func entry(for id: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
+        created(ids.intern(id, hash: hash))
+    }
+
+    /// The entry, with zero counts made for it when it is new.
+    @inline(__always)
+    private func created(_ interned: (index: Int, isNew: Bool)) -> Int {
+        let (e, isNew) = interned
         if isNew {
+            if e + 1 >= bound.keys || ids.storedBytes >= bound.keyBytes { isFull = true }
             if e == countsCapacity {
-                let bigger = UnsafeMutablePointer<JokeCounts>.allocate(capacity: countsCapacity * 2)
+                // From the kernel and back to it, as `ByteInterner`'s arrays (which see).
+                let bigger = PageMemory.allocate(JokeCounts.self, count: countsCapacity * 2)
                 bigger.moveInitialize(from: counts, count: e)
-                counts.deallocate()
+                PageMemory.deallocate(counts, count: countsCapacity)
                 counts = bigger
                 countsCapacity *= 2
             }
@@ -46,15 +67,23 @@ public final class Tally: @unchecked Sendable {
     /// Adds every joke of `other` into this tally.
     public func merge(_ other: Tally) {
         for e in 0..<other.jokeCount {
-            let mine = other.withID(e) { id in entry(for: id) }
+            // The entry first: creating it may move `counts`.
+            let mine = entry(matching: e, of: other)
             counts[mine].merge(other.counts[e])
         }
     }
 
-    /// Forgets every joke (the memory for their counts is kept for the next ones).
+    /// The entry in this tally of `other`'s entry `e`, made if new.
+    func entry(matching e: Int, of other: Tally) -> Int {
+        other.withID(e) { id in entry(for: id, hash: other.ids.hashOf(e)) }
+    }
+
+    /// Forgets every joke (the memory for them is kept for the next ones: a bounded tally is
+    /// emptied many times and never holds more than its bound).
     public func removeAll() {
         counts.deinitialize(count: ids.count)
         ids.removeAll()
+        isFull = false
     }
 
     public func withID<R>(_ entry: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {

@@ -19,9 +19,17 @@ struct Vote {
 
 /// One partition of `LatestVotes`: 32-byte votes in fixed chunks that never move (so a vote
 /// can be held by pointer), found through a 4-byte slot table kept at most 70 % full.
+///
+/// A worker's table is bounded: it holds at most `limit` votes, in one chunk of just that
+/// size, which it keeps while it is emptied and refilled. (Full-size chunks are 2 MiB on huge
+/// pages: four per thread made `--dedupe` runs grow by 8 MiB a thread.)
 final class VoteTable: @unchecked Sendable {
     private static let chunkShift = 16
     private static let chunkSize = 1 << chunkShift
+    /// Votes each chunk is allocated for: `chunkSize`, or a bounded table's `limit`.
+    private let chunkLength: Int
+    /// A bounded table's most votes; `Int.max` for the run's.
+    private let limit: Int
     private var chunks: UnsafeMutablePointer<UnsafeMutablePointer<Vote>?>
     private var chunkCapacity = 16
     private(set) var count = 0
@@ -30,8 +38,10 @@ final class VoteTable: @unchecked Sendable {
     /// In id mode the owner alone is the key; in device mode the (device, joke) pair is.
     private let keyedByOwnerOnly: Bool
 
-    init(keyedByOwnerOnly: Bool) {
+    init(keyedByOwnerOnly: Bool, limit: Int? = nil) {
         self.keyedByOwnerOnly = keyedByOwnerOnly
+        self.limit = limit ?? .max
+        chunkLength = min(limit ?? Self.chunkSize, Self.chunkSize)
         slotMask = 255
         slots = PageMemory.allocate(UInt32.self, count: slotMask + 1)
         chunks = .allocate(capacity: chunkCapacity)
@@ -41,7 +51,7 @@ final class VoteTable: @unchecked Sendable {
     deinit {
         releaseSlots()
         for c in 0..<chunkCapacity {
-            if let chunk = chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
+            if let chunk = chunks[c] { PageMemory.deallocate(chunk, count: chunkLength) }
         }
         chunks.deallocate()
     }
@@ -50,6 +60,9 @@ final class VoteTable: @unchecked Sendable {
         if slotMask >= 0 { PageMemory.deallocate(slots, count: slotMask + 1) }
         slotMask = -1
     }
+
+    /// Whether a bounded table holds its most votes and must be emptied before the next one.
+    @inline(__always) var isFull: Bool { count >= limit }
 
     @inline(__always) func vote(_ i: Int) -> UnsafeMutablePointer<Vote> {
         chunks[i >> Self.chunkShift].unsafelyUnwrapped + (i & (Self.chunkSize - 1))
@@ -101,7 +114,9 @@ final class VoteTable: @unchecked Sendable {
             chunks = bigger
             chunkCapacity *= 2
         }
-        if chunks[c] == nil { chunks[c] = PageMemory.allocate(Vote.self, count: Self.chunkSize) }
+        // A bounded table's one chunk holds `limit` votes, and its owner empties it when full.
+        precondition(count < limit, "a bounded vote table was not emptied when full")
+        if chunks[c] == nil { chunks[c] = PageMemory.allocate(Vote.self, count: chunkLength) }
         let v = vote(count)
         v.initialize(to: candidate)
         count += 1
@@ -125,24 +140,32 @@ final class VoteTable: @unchecked Sendable {
         }
     }
 
-    /// Moves `other`'s votes in, renumbered by `renumber`, freeing `other` as it goes.
+    /// Moves `other`'s votes in, renumbered by `renumber`, and leaves `other` empty and usable
+    /// again. A bounded `other` keeps its memory for the next votes; an unbounded one is freed
+    /// as it goes, so the two tables' peaks do not add up.
     func absorb(_ other: VoteTable, renumber: (inout Vote) -> Void) {
         resize(toHold: count + other.count)
-        other.releaseSlots()
+        let bounded = other.limit != .max
+        if bounded {
+            other.slots.update(repeating: 0, count: other.slotMask + 1)
+        } else {
+            other.releaseSlots()
+        }
         for e in 0..<other.count {
             var v = other.vote(e).pointee
             renumber(&v)
             offer(v)
-            if (e + 1) & (Self.chunkSize - 1) == 0 || e + 1 == other.count {
+            if !bounded && ((e + 1) & (Self.chunkSize - 1) == 0 || e + 1 == other.count) {
                 let c = e >> Self.chunkShift
-                if let chunk = other.chunks[c] { PageMemory.deallocate(chunk, count: Self.chunkSize) }
+                if let chunk = other.chunks[c] { PageMemory.deallocate(chunk, count: other.chunkLength) }
                 other.chunks[c] = nil
             }
         }
         other.count = 0
-        // Empty and usable again: a worker keeps its table across flushes.
-        other.slotMask = 255
-        other.slots = PageMemory.allocate(UInt32.self, count: other.slotMask + 1)
+        if !bounded {
+            other.slotMask = 255
+            other.slots = PageMemory.allocate(UInt32.self, count: other.slotMask + 1)
+        }
     }
 
     func forEach(_ body: (Vote) -> Void) {

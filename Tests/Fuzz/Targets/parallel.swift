@@ -1,8 +1,9 @@
 /// Target 6: parallel equivalence. A fuzzed file, cut into pieces of a fuzzer-chosen size,
-/// read in chunks of a fuzzer-chosen size by up to four threads, with or without `--as-of`
-/// and `--dedupe`, must give exactly what one thread reading it whole gives: the same tally,
-/// the same counts of events, the same bad-line count and the same first bad lines. Without
-/// options, one thread must also agree with the reference.
+/// read in chunks of a fuzzer-chosen size by up to four threads whose own tables hold a
+/// fuzzer-chosen few keys, with or without `--as-of` and `--dedupe`, must give exactly what
+/// one thread reading it whole gives: the same tally, the same counts of events, the same
+/// bad-line count and the same first bad lines. Without options, one thread must also agree
+/// with the reference.
 
 private struct Outcome: Equatable {
     var jokes: [[UInt8]: RefRecord.Counts]
@@ -13,10 +14,12 @@ private struct Outcome: Equatable {
     var duplicatesRemoved: Int
 }
 
-private func run(_ file: InputFile, threads: Int, selection: EventSelection, pieceSize: Int64?, chunkSize: Int) -> Outcome {
+private func run(_ file: InputFile, threads: Int, selection: EventSelection, pieceSize: Int64?, chunkSize: Int,
+                 bound: TableBound = .worker) -> Outcome {
     let result: AggregationResult
     do {
-        result = try Aggregator.run([file], threads: threads, selection: selection, pieceSize: pieceSize, chunkSize: chunkSize)
+        result = try Aggregator.run([file], threads: threads, selection: selection, pieceSize: pieceSize,
+                                    chunkSize: chunkSize, workerBound: bound)
     } catch {
         fatalError("reading a regular file failed: \(error)")
     }
@@ -45,11 +48,18 @@ public func fuzzParallel(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // Mostly tiny pieces (split points inside lines and at chunk edges), sometimes large ones.
     let pieceSize = Int64(pieceChoice) * Int64(pieceChoice) / 16 + 1
     let chunkSize = Int(chunkChoice % 48) + 1
+    // Mostly worker tables bounded to 1-7 keys, so they are emptied into the shared one after
+    // every few events, mid-piece; sometimes the shipped bound.
+    let boundChoice = Int(options >> 2) % 8
+    let bound = boundChoice == 0 ? TableBound.worker : TableBound(keys: boundChoice, keyBytes: boundChoice * 16)
 
     // One thread, one piece, a chunk larger than any fuzzed file: the plainest reading.
     let one = run(file, threads: 1, selection: selection, pieceSize: nil, chunkSize: 16 << 10)
-    let many = run(file, threads: threads, selection: selection, pieceSize: pieceSize, chunkSize: chunkSize)
-    if many != one { mismatch("\(threads) threads, pieces \(pieceSize), chunk \(chunkSize)", input: input.bytes, product: many, reference: one) }
+    let many = run(file, threads: threads, selection: selection, pieceSize: pieceSize, chunkSize: chunkSize, bound: bound)
+    if many != one {
+        mismatch("\(threads) threads, pieces \(pieceSize), chunk \(chunkSize), worker bound \(bound.keys) keys",
+                 input: input.bytes, product: many, reference: one)
+    }
 
     if options % 4 == 0 {
         let expected = RefRecord.run(bytes)
