@@ -55,15 +55,43 @@ struct EntityProto {
         var seen = 0
     }
 
+    /// The five properties in fixed places: an entity is decoded without allocating, and an
+    /// array here cost a uniqueness check and a bounds check on every property read or written.
+    struct Properties {
+        var jokeID = Property(), rating = Property(), timestamp = Property(), deviceID = Property(),
+            weekID = Property()
+
+        subscript(_ name: Name) -> Property {
+            @inline(__always) get {
+                switch name {
+                case .jokeID: jokeID
+                case .rating: rating
+                case .timestamp: timestamp
+                case .deviceID: deviceID
+                case .weekID: weekID
+                }
+            }
+            @inline(__always) set {
+                switch name {
+                case .jokeID: jokeID = newValue
+                case .rating: rating = newValue
+                case .timestamp: timestamp = newValue
+                case .deviceID: deviceID = newValue
+                case .weekID: weekID = newValue
+                }
+            }
+        }
+    }
+
     var pathLength = 0
     /// The last path element: its kind (the collection) and its name or numeric id.
     var kind = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     var name: UnsafeBufferPointer<UInt8>?
     var id: Int64?
-    var properties = [Property](repeating: Property(), count: Name.allCases.count)
+    var properties = Properties()
 
     subscript(_ name: Name) -> Property? {
-        let property = properties[name.rawValue]
+        let property = properties[name]
         return property.seen == 0 ? nil : property
     }
 }
