@@ -1,3 +1,4 @@
+import CKernels
 import Glibc
 
 /// Receives the records a `LogRecordReader` owns, in file order.
@@ -86,12 +87,22 @@ struct LogRecordReader: ~Copyable {
         _ base: UnsafeMutableRawPointer, count: Int, at blockOffset: Int64, owned: Bool,
         phase: inout Phase, records: inout Int, visitor: inout V
     ) throws(InputError) {
-        var pos = 0
-        while pos < count {
+        // Headers first, then every checksum of the block in one call (three fragments at a
+        // time), then the fragments in order. Damage is still reported where the walk meets
+        // it: a fragment's bad checksum when the walk reaches that fragment, a bad header after
+        // the fragments before it; fragments past where the walk stops are never reported.
+        let (fragments, damage) = scan(base, count: count, at: blockOffset)
+        rk_log_fragment_checksums(base, buffers.fragments, fragments)
+        for k in 0..<fragments {
+            let fragment = buffers.fragments[k]
+            let pos = Int(fragment.data) - LogFormat.headerSize
             let here = blockOffset + Int64(pos)
-            guard let header = try header(base, pos: pos, count: count, at: blockOffset) else { return }
-            let data = UnsafeRawPointer(base + pos + LogFormat.headerSize)
-            let length = header.length
+            let length = Int(fragment.length)
+            let header = Header(type: LogFormat.FragmentType(rawValue: fragment.type).unsafelyUnwrapped, length: length)
+            if fragment.checksum != fragment.stored {
+                throw corrupt(here, "checksum mismatch in a \(length)-byte \(header.type.name) fragment")
+            }
+            let data = UnsafeRawPointer(base + Int(fragment.data))
             switch (header.type, phase) {
             case (.zero, _):
                 return
@@ -126,18 +137,44 @@ struct LogRecordReader: ~Copyable {
             case (.full, .inside(let start)), (.first, .inside(let start)):
                 throw corrupt(here, "a \(header.type.name) fragment inside the record that starts at byte \(start)")
             }
-            pos += LogFormat.headerSize + length
         }
+        if let damage { throw damage }
+    }
+
+    /// Reads the block's headers into `buffers.fragments`, up to its zero trailer or its end,
+    /// or up to the first damaged header, which is returned (not thrown: the fragments before
+    /// it are read first). Checksums are not checked here.
+    private func scan(_ base: UnsafeMutableRawPointer, count: Int, at blockOffset: Int64) -> (Int, InputError?) {
+        var pos = 0
+        var fragments = 0
+        while pos < count {
+            let header: Header
+            do throws(InputError) {
+                guard let found = try self.header(base, pos: pos, count: count, at: blockOffset, checksum: false) else { break }
+                header = found
+            } catch {
+                return (fragments, error)
+            }
+            buffers.fragments[fragments] = rk_log_fragment(
+                data: UInt32(pos + LogFormat.headerSize), length: UInt32(header.length), checksum: 0,
+                type: header.type.rawValue, stored: header.stored)
+            fragments += 1
+            pos += LogFormat.headerSize + header.length
+        }
+        return (fragments, nil)
     }
 
     private struct Header {
         var type: LogFormat.FragmentType
         var length: Int
+        var stored: UInt32 = 0
     }
 
     /// The checked header at `pos`, or nil where the block's remaining bytes are a zero trailer
-    /// (or zero padding after a zero-type header).
-    private func header(_ base: UnsafeMutableRawPointer, pos: Int, count: Int, at blockOffset: Int64) throws(InputError) -> Header? {
+    /// (or zero padding after a zero-type header); its fragment's checksum checked too unless
+    /// `checksum` is false (the caller checks it later).
+    private func header(_ base: UnsafeMutableRawPointer, pos: Int, count: Int, at blockOffset: Int64,
+                        checksum: Bool = true) throws(InputError) -> Header? {
         let here = blockOffset + Int64(pos)
         let left = count - pos
         let atFileEnd = blockOffset + Int64(count) == fileSize
@@ -165,10 +202,10 @@ struct LogRecordReader: ~Copyable {
             }
             throw corrupt(here, "impossible fragment length \(length): \(left - LogFormat.headerSize) bytes are left in the block")
         }
-        if LogFormat.checksum(type: rawType, p + LogFormat.headerSize, count: length) != stored {
+        if checksum && LogFormat.checksum(type: rawType, p + LogFormat.headerSize, count: length) != stored {
             throw corrupt(here, "checksum mismatch in a \(length)-byte \(type.name) fragment")
         }
-        return Header(type: type, length: length)
+        return Header(type: type, length: length, stored: stored)
     }
 
     /// Whether the last fragment of `block` leaves a record open (FIRST or MIDDLE), after
@@ -217,8 +254,13 @@ final class LogReadBuffers {
     let chunk = UnsafeMutableRawPointer.allocate(byteCount: LogRecordReader.chunkBlocks * LogFormat.blockSize, alignment: 64)
     /// A record cut into fragments, joined; grows to the longest such record met.
     var joined = ByteBuffer(capacity: LogFormat.blockSize)
+    /// One block's fragments, as many as fit (every one a bare 7-byte header at the most).
+    let fragments = UnsafeMutablePointer<rk_log_fragment>.allocate(capacity: LogFormat.blockSize / LogFormat.headerSize + 1)
 
     init() {}
 
-    deinit { chunk.deallocate() }
+    deinit {
+        chunk.deallocate()
+        fragments.deallocate()
+    }
 }
