@@ -34,12 +34,7 @@ private struct CountingSink: ExportSink {
     let counter: UnsafeMutablePointer<EventCounter>
 
     mutating func event(_ event: ExportEvent, record: Int) {
-        let time: EventTime = switch event.timestamp {
-        case .absent: .absent
-        case .unreadable(let value): .unreadable(value: value)
-        case .at(let instant): .at(instant)
-        }
-        var details = DecodedEventDetails(time: time, device: event.deviceID, event: event.eventID, week: event.weekID)
+        var details = ExportEventDetails(event: event)
         counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
                               details: &details)
     }
@@ -47,4 +42,21 @@ private struct CountingSink: ExportSink {
     mutating func leftOut(record: Int) { counter.pointee.leftOut(record: record) }
 
     mutating func bad(record: Int, reason: BadRecord) { counter.pointee.bad(record: record, reason: reason) }
+}
+
+/// An event's details for the counter, the timestamp worked out only when a selection reads it.
+private struct ExportEventDetails: RatingEventDetails {
+    let event: ExportEvent
+
+    func timestamp() -> EventTime {
+        switch event.timestamp {
+        case .absent: .absent
+        case .unreadable(let value): .unreadable(value: value)
+        case .at(let instant): .at(instant)
+        }
+    }
+
+    func deviceID() -> UnsafeBufferPointer<UInt8>? { event.deviceID }
+    func eventID() -> UnsafeBufferPointer<UInt8>? { event.eventID }
+    func weekID() -> UnsafeBufferPointer<UInt8>? { event.weekID }
 }

@@ -122,6 +122,18 @@ struct ProtoWire {
         return UInt64(littleEndian: value)
     }
 
+    /// Skips the field whose key was just read, after checking the key as `tag()` does; a
+    /// length-delimited field (the usual one to skip) inline.
+    @inline(__always)
+    mutating func skipField(_ key: UInt64) throws(Malformed) {
+        let (field, wire) = try Self.split(key)
+        if wire == .lengthDelimited {
+            _ = try bytes()
+        } else {
+            try skip(wire, field: field)
+        }
+    }
+
     /// Skips a field's value; for a group, everything up to its matching end.
     mutating func skip(_ wire: WireType, field: UInt64, depth: Int = 0) throws(Malformed) {
         switch wire {
