@@ -48,7 +48,7 @@ struct ExportEventRules {
             throw ProtoWire.Malformed(reason: "a key with neither name nor id")
         }
         return .event(ExportEvent(
-            jokeID: jokeID, rating: rating, timestamp: Self.timestamp(entity[.timestamp]),
+            jokeID: jokeID, rating: rating, timestampProperty: entity[.timestamp],
             deviceID: entity[.deviceID].flatMap(Self.plainString), weekID: entity[.weekID].flatMap(Self.plainString),
             eventID: eventID, offset: 0))
     }

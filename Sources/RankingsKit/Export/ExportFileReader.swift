@@ -54,7 +54,7 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
         number += 1
         do throws(ProtoWire.Malformed) {
             try decoder.decode(bytes)
-            switch try rules.judge(decoder.entity) {
+            switch try decoder.judged(by: rules) {
             case .event(var event):
                 event.offset = offset
                 sink.pointee.event(event, record: number)
