@@ -11,7 +11,8 @@ let package = Package(
         // The system zlib, for gzip-compressed exports; no Swift package involved.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // Our own C: the SIMD scanning kernels, CRC-32C for managed exports (both chosen by CPU
-        // feature at run time), and ISA-L's inflate loaded at run time.
+        // feature at run time), the managed exports' entity walker, and ISA-L's inflate loaded
+        // at run time.
         .target(name: "CKernels"),
         // Linux calls Glibc hides behind _GNU_SOURCE (O_TMPFILE, renameat2), header only.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),

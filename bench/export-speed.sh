@@ -18,6 +18,6 @@ for c in Sources/CKernels/*.c; do
     "$clang" -c -O2 -I Sources/CKernels/include "$c" -o "$out/$(basename "$c" .c).o"
     objects+=("$out/$(basename "$c" .c).o")
 done
-"$swiftc" -O -parse-as-library -swift-version 6 -module-name ExportSpeed -I Sources/CZlib -lz \
+"$swiftc" -O -parse-as-library -swift-version 6 -module-name ExportSpeed -I Sources/CZlib -I Sources/CLinux -lz \
     -I Sources/CKernels/include "${objects[@]}" "${library[@]}" bench/export-speed.swift -o "$out/export-speed"
 "$out/export-speed" "$1"

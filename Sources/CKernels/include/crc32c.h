@@ -21,4 +21,24 @@ int rk_crc32c_hardware_available(void);
 /// The SSE4.2 kernel; only call when `rk_crc32c_hardware_available()` is 1.
 uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count);
 
+/// One fragment of a LevelDB log block: where its data starts in the block, its length, type
+/// and stored checksum (from its header), and, filled in by `rk_log_fragment_checksums`, the
+/// masked checksum its header should store.
+typedef struct {
+    uint32_t data;
+    uint32_t length;
+    uint32_t checksum;
+    uint8_t type;
+    uint32_t stored;
+} rk_log_fragment;
+
+/// The masked CRC-32C of each fragment's type byte and data (what LevelDB's log writer
+/// stores), for `count` fragments of `block`. The fragments are independent, so the SSE4.2
+/// kernel runs three at a time: one `crc32` waits three cycles for the one before it in the
+/// same stream, and three streams fill those cycles.
+void rk_log_fragment_checksums(const uint8_t *block, rk_log_fragment *fragments, size_t count);
+
+/// The same one fragment at a time with the portable tables: what the tests hold it to.
+void rk_log_fragment_checksums_portable(const uint8_t *block, rk_log_fragment *fragments, size_t count);
+
 #endif

@@ -62,12 +62,13 @@ public enum Aggregator {
         let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe, bound: workerBound)
         Workers.run(count: workers) { worker in
             let reader = LineReader(chunkSize: chunkSize)
+            let scratch = RecordScratch()
             let tally = shared.tally.workers[worker]
             while !shared.stop.load(ordering: .relaxed) {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
                 if index >= pieces.count { break }
-                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, worker: tally,
-                                  selection: selection, progress: progress)
+                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, scratch: scratch,
+                                  worker: tally, selection: selection, progress: progress)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
             }
@@ -107,7 +108,7 @@ public enum Aggregator {
         return pieces
     }
 
-    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, worker: WorkerTally,
+    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, scratch: RecordScratch, worker: WorkerTally,
                      selection: EventSelection, progress: ProgressCounter) -> PieceResult {
         var result = PieceResult()
         do {
@@ -124,7 +125,8 @@ public enum Aggregator {
                     result.leftOut = counter.leftOut
                 }
                 (result.records, result.bytes) = try format.read(file, descriptor: opened.fd, from: piece.start,
-                                                                 to: piece.end, into: &counter, progress: progress)
+                                                                 to: piece.end, scratch: scratch, into: &counter,
+                                                                 progress: progress)
             }
         } catch {
             result.error = error

@@ -22,8 +22,7 @@ public protocol RatingEventDetails: ~Copyable {
     mutating func weekID() -> UnsafeBufferPointer<UInt8>?
 }
 
-/// Details already decoded in full, for decoders that read every field anyway (a managed
-/// export's entities).
+/// Details already decoded in full, for decoders that read every field anyway.
 public struct DecodedEventDetails: RatingEventDetails {
     public var time: EventTime
     public var device: UnsafeBufferPointer<UInt8>?

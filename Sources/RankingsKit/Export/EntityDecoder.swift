@@ -1,4 +1,4 @@
-import Glibc
+import CKernels
 
 /// Decodes an exported entity's bytes into an `EntityProto`, reusing one value record after
 /// record so the hot loop allocates nothing.
@@ -6,37 +6,72 @@ struct EntityDecoder {
     private(set) var entity = EntityProto()
 
     /// Decodes `record`; throws when it is not a well-formed EntityProto with a key.
+    ///
+    /// The C walker (`rk_entity_pick`, `Sources/CKernels/entity_pick.c`) takes the entities
+    /// exports are made of, at about a third of the instructions; whatever it does not take
+    /// (any damage, and rare shapes such as geo points) is decoded again here in Swift, which
+    /// names the damage. The two must agree on every record the walker takes: the
+    /// export_entity fuzz target holds them to each other and to its reference.
     mutating func decode(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
-        for i in entity.properties.indices { entity.properties[i] = EntityProto.Property() }
-        entity.pathLength = 0
-        entity.name = nil
-        entity.id = nil
+        if let base = record.baseAddress,
+           rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), record.count, &entity.raw) == 1 {
+            return
+        }
+        try decodeInSwift(record)
+    }
+
+    /// The rules' verdict on the entity last decoded, judged where it lies (through `entity`'s
+    /// getter, the rules would be handed a copy of it).
+    func judged(by rules: ExportEventRules) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {
+        try rules.judge(entity)
+    }
+
+    /// Decodes `record` with the Swift decoder alone.
+    ///
+    /// Each message is walked once, switching on whole keys (`number << 3 | wire type`): the
+    /// fields the job reads are picked out, every other one is checked and skipped, in the
+    /// order of the bytes, so the first damage met is the one reported.
+    mutating func decodeInSwift(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
+        entity = EntityProto()
         var hasKey = false
         var wire = ProtoWire(record)
         while !wire.atEnd {
-            let (field, type) = try wire.tag()
-            switch (field, type) {
-            case (13, .lengthDelimited):
-                try key(try wire.bytes())
+            let key = try wire.varint()
+            switch key {
+            case Keys.entityKey:
+                try self.key(try wire.bytes())
                 hasKey = true
-            case (14, .lengthDelimited), (15, .lengthDelimited):
+            case Keys.property, Keys.rawProperty:
                 try property(try wire.bytes())
             default:
-                try wire.skip(type, field: field)
+                try wire.skipField(key)
             }
         }
         guard hasKey else { throw ProtoWire.Malformed(reason: "an entity with no key") }
         guard entity.pathLength > 0 else { throw ProtoWire.Malformed(reason: "a key with an empty path") }
     }
 
+    /// The keys picked out: see `EntityProto` for the field numbers.
+    private enum Keys {
+        static let entityKey: UInt64 = 13 << 3 | 2, property: UInt64 = 14 << 3 | 2, rawProperty: UInt64 = 15 << 3 | 2
+        static let path: UInt64 = 14 << 3 | 2
+        static let elementStart: UInt64 = 1 << 3 | 3, elementEnd: UInt64 = 1 << 3 | 4
+        static let elementKind: UInt64 = 2 << 3 | 2, elementID: UInt64 = 3 << 3 | 0, elementName: UInt64 = 4 << 3 | 2
+        static let meaning: UInt64 = 1 << 3 | 0, name: UInt64 = 3 << 3 | 2, multiple: UInt64 = 4 << 3 | 0
+        static let value: UInt64 = 5 << 3 | 2
+        static let int64Value: UInt64 = 1 << 3 | 0, booleanValue: UInt64 = 2 << 3 | 0
+        static let stringValue: UInt64 = 3 << 3 | 2, doubleValue: UInt64 = 4 << 3 | 1
+        static let pointValue: UInt64 = 5 << 3 | 3, userValue: UInt64 = 8 << 3 | 3, referenceValue: UInt64 = 12 << 3 | 3
+    }
+
     private mutating func key(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) {
         var wire = ProtoWire(UnsafeRawBufferPointer(bytes))
         while !wire.atEnd {
-            let (field, type) = try wire.tag()
-            if field == 14 && type == .lengthDelimited {
+            let key = try wire.varint()
+            if key == Keys.path {
                 try path(try wire.bytes())
             } else {
-                try wire.skip(type, field: field)
+                try wire.skipField(key)
             }
         }
     }
@@ -44,26 +79,28 @@ struct EntityDecoder {
     private mutating func path(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) {
         var wire = ProtoWire(UnsafeRawBufferPointer(bytes))
         while !wire.atEnd {
-            let (field, type) = try wire.tag()
-            guard field == 1 && type == .startGroup else {
-                try wire.skip(type, field: field)
+            let key = try wire.varint()
+            guard key == Keys.elementStart else {
+                try wire.skipField(key)
                 continue
             }
             var kind: UnsafeBufferPointer<UInt8>?
             var name: UnsafeBufferPointer<UInt8>?
             var id: Int64?
-            while true {
-                let (inner, innerType) = try wire.tag()
-                if innerType == .endGroup {
-                    guard inner == 1 else { throw ProtoWire.Malformed(reason: "path element ended as group \(inner)") }
-                    break
-                }
-                switch (inner, innerType) {
-                case (2, .lengthDelimited): kind = try wire.bytes()
-                case (3, .varint): id = Int64(bitPattern: try wire.varint())
-                case (4, .lengthDelimited): name = try wire.bytes()
-                // Inside the element's group: one level down, as a skipped group's fields are.
-                default: try wire.skip(innerType, field: inner, depth: 1)
+            element: while true {
+                let innerKey = try wire.varint()
+                switch innerKey {
+                case Keys.elementEnd: break element
+                case Keys.elementKind: kind = try wire.bytes()
+                case Keys.elementID: id = Int64(bitPattern: try wire.varint())
+                case Keys.elementName: name = try wire.bytes()
+                default:
+                    let (inner, innerType) = try ProtoWire.split(innerKey)
+                    if innerType == .endGroup {
+                        throw ProtoWire.Malformed(reason: "path element ended as group \(inner)")
+                    }
+                    // Inside the element's group: one level down, as a skipped group's fields are.
+                    try wire.skip(innerType, field: inner, depth: 1)
                 }
             }
             guard let kind else { throw ProtoWire.Malformed(reason: "a path element with no kind") }
@@ -81,13 +118,14 @@ struct EntityDecoder {
         var multiple = false
         var value: UnsafeBufferPointer<UInt8>?
         while !wire.atEnd {
-            let (field, type) = try wire.tag()
-            switch (field, type) {
-            case (1, .varint): meaning = try wire.varint()
-            case (3, .lengthDelimited): name = try wire.bytes()
-            case (4, .varint): multiple = try wire.varint() != 0
-            case (5, .lengthDelimited): value = try wire.bytes()
-            default: try wire.skip(type, field: field)
+            let key = try wire.varint()
+            switch key {
+            case Keys.meaning: meaning = try wire.varint()
+            case Keys.name: name = try wire.bytes()
+            case Keys.multiple: multiple = try wire.varint() != 0
+            case Keys.value: value = try wire.bytes()
+            default:
+                try wire.skipField(key)
             }
         }
         guard let name else { throw ProtoWire.Malformed(reason: "a property with no name") }
@@ -96,7 +134,7 @@ struct EntityDecoder {
             if let value { _ = try Self.value(value) }
             return
         }
-        var property = entity.properties[slot.rawValue]
+        var property = entity[slot: slot]
         if property.seen > 0 && !(multiple && property.multiple) {
             throw ProtoWire.Malformed(reason: "property \(slot.text) twice")
         }
@@ -104,47 +142,64 @@ struct EntityDecoder {
         property.meaning = meaning
         property.multiple = multiple
         property.value = try value.map { (v) throws(ProtoWire.Malformed) in try Self.value(v) } ?? .null
-        entity.properties[slot.rawValue] = property
+        entity[slot: slot] = property
     }
 
+    @inline(__always)
     private static func value(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) -> EntityProto.Value {
         var wire = ProtoWire(UnsafeRawBufferPointer(bytes))
         var value = EntityProto.Value.null
         while !wire.atEnd {
-            let (field, type) = try wire.tag()
-            switch (field, type) {
-            case (1, .varint): value = .integer(Int64(bitPattern: try wire.varint()))
-            case (2, .varint):
+            let key = try wire.varint()
+            switch key {
+            case Keys.int64Value: value = .integer(Int64(bitPattern: try wire.varint()))
+            case Keys.booleanValue:
                 _ = try wire.varint()
                 value = .boolean
-            case (3, .lengthDelimited): value = .string(try wire.bytes())
-            case (4, .fixed64): value = .double(Double(bitPattern: try wire.fixed64()))
-            case (5, .startGroup):
-                try wire.skip(type, field: field)
+            case Keys.stringValue: value = .string(try wire.bytes())
+            case Keys.doubleValue: value = .double(Double(bitPattern: try wire.fixed64()))
+            case Keys.pointValue:
+                try wire.skip(.startGroup, field: 5)
                 value = .point
-            case (8, .startGroup):
-                try wire.skip(type, field: field)
+            case Keys.userValue:
+                try wire.skip(.startGroup, field: 8)
                 value = .user
-            case (12, .startGroup):
-                try wire.skip(type, field: field)
+            case Keys.referenceValue:
+                try wire.skip(.startGroup, field: 12)
                 value = .reference
-            default: try wire.skip(type, field: field)
+            default:
+                try wire.skipField(key)
             }
         }
         return value
     }
 
-    /// Which of the five names `name` is: by length first, so most other names cost one compare.
+    /// Which of the five names `name` is: by length first, so most other names cost one compare,
+    /// then by the name's bytes loaded as words (the literals' words fold to constants).
     @inline(__always)
     private static func slot(_ name: UnsafeBufferPointer<UInt8>) -> EntityProto.Name? {
-        @inline(__always) func equals(_ text: StaticString) -> Bool {
-            memcmp(text.utf8Start, name.baseAddress!, name.count) == 0
-        }
         switch name.count {
-        case 6: return equals("rating") ? .rating : nil
-        case 7: return equals("joke_id") ? .jokeID : equals("week_id") ? .weekID : nil
-        case 9: return equals("timestamp") ? .timestamp : equals("device_id") ? .deviceID : nil
+        case 6: return short(name, "rating") ? .rating : nil
+        case 7: return short(name, "joke_id") ? .jokeID : short(name, "week_id") ? .weekID : nil
+        case 9: return nine(name, "timestamp") ? .timestamp : nine(name, "device_id") ? .deviceID : nil
         default: return nil
         }
+    }
+
+    /// Whether 4…8 bytes equal `text` of the same length: two overlapping 4-byte loads cover them.
+    @inline(__always)
+    private static func short(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        @inline(__always) func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+            UInt64(p.loadUnaligned(as: UInt32.self)) | UInt64(p.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
+        }
+        return word(UnsafeRawPointer(name.baseAddress!), name.count) == word(UnsafeRawPointer(text.utf8Start), name.count)
+    }
+
+    /// Whether 9 bytes equal the 9-byte `text`: one 8-byte load and the last byte.
+    @inline(__always)
+    private static func nine(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        let p = UnsafeRawPointer(name.baseAddress!), t = UnsafeRawPointer(text.utf8Start)
+        return p.loadUnaligned(as: UInt64.self) == t.loadUnaligned(as: UInt64.self)
+            && p.load(fromByteOffset: 8, as: UInt8.self) == t.load(fromByteOffset: 8, as: UInt8.self)
     }
 }

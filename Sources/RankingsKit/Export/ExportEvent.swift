@@ -7,8 +7,11 @@ public struct ExportEvent {
     /// `rating`: an integer or double property in 1…5, as a double.
     public var rating: Double
     /// `timestamp`: a Firestore timestamp (microseconds, as Firestore keeps them), absent, or
-    /// a value of another type.
-    public var timestamp: ExportEventTime
+    /// a value of another type. Worked out when asked: a plain run never asks.
+    public var timestamp: ExportEventTime { ExportEventRules.timestamp(timestampProperty) }
+    /// The `timestamp` property as the entity holds it, nil when it has none. Kept raw so an
+    /// event is plain bytes to copy (the decoded form holds a String for messages).
+    var timestampProperty: EntityProto.Property?
     /// `device_id` and `week_id`: nil unless a plain string property.
     public var deviceID: UnsafeBufferPointer<UInt8>?
     public var weekID: UnsafeBufferPointer<UInt8>?

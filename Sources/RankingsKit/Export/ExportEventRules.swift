@@ -1,3 +1,5 @@
+import Glibc
+
 /// Which exported entities are rating events, and why the others are bad: the same rules and
 /// reasons as a NDJSON line, applied to typed properties instead of JSON values.
 struct ExportEventRules {
@@ -46,7 +48,7 @@ struct ExportEventRules {
             throw ProtoWire.Malformed(reason: "a key with neither name nor id")
         }
         return .event(ExportEvent(
-            jokeID: jokeID, rating: rating, timestamp: Self.timestamp(entity[.timestamp]),
+            jokeID: jokeID, rating: rating, timestampProperty: entity[.timestamp],
             deviceID: entity[.deviceID].flatMap(Self.plainString), weekID: entity[.weekID].flatMap(Self.plainString),
             eventID: eventID, offset: 0))
     }
@@ -93,22 +95,37 @@ struct ExportEventRules {
 
     private static func isCollection(_ kind: UnsafeBufferPointer<UInt8>) -> Bool {
         let text = collection
-        return kind.count == text.utf8CodeUnitCount && kind.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        return kind.count == text.utf8CodeUnitCount && memcmp(kind.baseAddress!, text.utf8Start, kind.count) == 0
     }
 
+    /// `id` in decimal, written into the scratch from its last digit back: no String per record.
     private func decimal(_ id: Int64) -> UnsafeBufferPointer<UInt8> {
-        var count = 0
-        for byte in String(id).utf8 {
-            idText.bytes[count] = byte
-            count += 1
+        let end = idText.bytes + 24
+        var p = end
+        var rest = id.magnitude
+        repeat {
+            p -= 1
+            p.pointee = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        if id < 0 {
+            p -= 1
+            p.pointee = UInt8(ascii: "-")
         }
-        return UnsafeBufferPointer(start: idText.bytes, count: count)
+        return UnsafeBufferPointer(start: p, count: end - p)
     }
 
     /// Well-formed UTF-8 per Unicode's table 3-7, bounds-checked.
     static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0
         let n = bytes.count
+        // ASCII eight bytes at a time (joke ids usually are), then byte by byte.
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= n, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+            }
+        }
         while i < n {
             let b0 = bytes[i]
             if b0 < 0x80 { i += 1; continue }

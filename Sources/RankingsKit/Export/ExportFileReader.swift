@@ -2,12 +2,17 @@ import Glibc
 
 /// Reads block ranges of a managed export's output files into an `ExportSink`: the log
 /// records, each decoded as an entity and judged by the event rules. One reader per thread;
-/// its buffers (1 MiB, plus the longest record met) are reused across ranges and files.
+/// its buffers (256 KiB, plus the longest record cut into fragments) are reused across ranges
+/// and files.
 public struct ExportFileReader: ~Copyable {
     private var decoder = EntityDecoder()
     private var rules = ExportEventRules()
+    private let buffers: LogReadBuffers
 
-    public init() {}
+    public init() { buffers = LogReadBuffers() }
+
+    /// A reader over a worker's buffers, which outlive it (see `ManagedExportFormat`).
+    init(buffers: LogReadBuffers) { self.buffers = buffers }
 
     /// Hands the records whose first fragment starts in `blocks` (of 32 KiB; clamped to the
     /// file) to `sink`, numbered from 1 within the range; returns how many records that was.
@@ -23,7 +28,7 @@ public struct ExportFileReader: ~Copyable {
         let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
-        var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size)
+        var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size, buffers: buffers)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
             var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath)
             defer { decoder = visitor.decoder }
@@ -49,7 +54,7 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
         number += 1
         do throws(ProtoWire.Malformed) {
             try decoder.decode(bytes)
-            switch try rules.judge(decoder.entity) {
+            switch try decoder.judged(by: rules) {
             case .event(var event):
                 event.offset = offset
                 sink.pointee.event(event, record: number)

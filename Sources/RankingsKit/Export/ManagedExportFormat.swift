@@ -3,12 +3,21 @@
 struct ManagedExportFormat: RecordFileReader {
     var splitUnit: Int64? { Int64(LogFormat.blockSize) }
 
-    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
               into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
         let output = ExportOutputFile(displayPath: file.displayPath, size: file.size)
         let unit = Int64(LogFormat.blockSize)
         let blocks = start / unit ..< (end == .max ? output.blockCount : end / unit)
-        var reader = ExportFileReader()
+        // One read buffer per worker, not one per range: with a 1 MiB buffer allocated for
+        // each range, the heap grew by about a megabyte a range (17-28 MiB at the peak).
+        let buffers: LogReadBuffers
+        if let kept = scratch.kept as? LogReadBuffers {
+            buffers = kept
+        } else {
+            buffers = LogReadBuffers()
+            scratch.kept = buffers
+        }
+        var reader = ExportFileReader(buffers: buffers)
         let records = try withUnsafeMutablePointer(to: &counter) { (target) throws(InputError) -> Int in
             var sink = CountingSink(counter: target)
             return try reader.read(output, blocks: blocks, into: &sink)
@@ -25,12 +34,7 @@ private struct CountingSink: ExportSink {
     let counter: UnsafeMutablePointer<EventCounter>
 
     mutating func event(_ event: ExportEvent, record: Int) {
-        let time: EventTime = switch event.timestamp {
-        case .absent: .absent
-        case .unreadable(let value): .unreadable(value: value)
-        case .at(let instant): .at(instant)
-        }
-        var details = DecodedEventDetails(time: time, device: event.deviceID, event: event.eventID, week: event.weekID)
+        var details = ExportEventDetails(event: event)
         counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
                               details: &details)
     }
@@ -38,4 +42,21 @@ private struct CountingSink: ExportSink {
     mutating func leftOut(record: Int) { counter.pointee.leftOut(record: record) }
 
     mutating func bad(record: Int, reason: BadRecord) { counter.pointee.bad(record: record, reason: reason) }
+}
+
+/// An event's details for the counter, the timestamp worked out only when a selection reads it.
+private struct ExportEventDetails: RatingEventDetails {
+    let event: ExportEvent
+
+    func timestamp() -> EventTime {
+        switch event.timestamp {
+        case .absent: .absent
+        case .unreadable(let value): .unreadable(value: value)
+        case .at(let instant): .at(instant)
+        }
+    }
+
+    func deviceID() -> UnsafeBufferPointer<UInt8>? { event.deviceID }
+    func eventID() -> UnsafeBufferPointer<UInt8>? { event.eventID }
+    func weekID() -> UnsafeBufferPointer<UInt8>? { event.weekID }
 }

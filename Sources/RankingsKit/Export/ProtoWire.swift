@@ -35,8 +35,44 @@ struct ProtoWire {
         return try result.get()
     }
 
+    /// Most varints in an entity (tags, lengths, small values) are one or two bytes: read those
+    /// inline, the rest (and every error) out of line.
     @inline(__always)
     mutating func varint() throws(Malformed) -> UInt64 {
+        if p < end {
+            let b = p.pointee
+            if b < 0x80 {
+                p += 1
+                return UInt64(b)
+            }
+            if end - p >= 2 {
+                let b1 = p[1]
+                if b1 < 0x80 {
+                    p += 2
+                    return UInt64(b & 0x7F) | UInt64(b1) << 7
+                }
+            }
+        }
+        return try longVarint()
+    }
+
+    @inline(never)
+    private mutating func longVarint() throws(Malformed) -> UInt64 {
+        // Up to eight bytes at once when eight are there (a timestamp's microseconds take
+        // eight): the bytes up to the first without its high bit, their 7-bit groups packed
+        // together in three steps (pairs, fours, eights).
+        if end - p >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
+            let stops = ~word & 0x8080_8080_8080_8080
+            if stops != 0 {
+                var x = word & (stops ^ (stops &- 1)) & 0x7F7F_7F7F_7F7F_7F7F
+                x = (x & 0x007F_007F_007F_007F) | (x & 0x7F00_7F00_7F00_7F00) >> 1
+                x = (x & 0x0000_3FFF_0000_3FFF) | (x & 0x3FFF_0000_3FFF_0000) >> 2
+                x = (x & 0x0000_0000_0FFF_FFFF) | (x & 0x0FFF_FFFF_0000_0000) >> 4
+                p += stops.trailingZeroBitCount / 8 + 1
+                return x
+            }
+        }
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -53,13 +89,20 @@ struct ProtoWire {
     /// The next field's number and wire type.
     @inline(__always)
     mutating func tag() throws(Malformed) -> (field: UInt64, wire: WireType) {
-        let key = try varint()
-        guard let wire = WireType(rawValue: UInt8(key & 7)) else {
-            throw Malformed(reason: "wire type \(key & 7)")
-        }
+        try Self.split(try varint())
+    }
+
+    /// A field's key (number << 3 | wire type) split and checked, as `tag()` does. Decoders on
+    /// the hot path read the key with `varint()`, switch on the few keys they pick out (valid
+    /// by construction), and split only the others, which come to the same checks in the same
+    /// order.
+    @inline(__always)
+    static func split(_ key: UInt64) throws(Malformed) -> (field: UInt64, wire: WireType) {
+        let raw = UInt8(truncatingIfNeeded: key) & 7
+        guard raw <= WireType.fixed32.rawValue else { throw Malformed(reason: "wire type \(raw)") }
         let field = key >> 3
         guard field > 0 && field < 1 << 29 else { throw Malformed(reason: "field number \(field)") }
-        return (field, wire)
+        return (field, WireType(rawValue: raw).unsafelyUnwrapped)
     }
 
     @inline(__always)
@@ -77,6 +120,18 @@ struct ProtoWire {
         let value = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
         p += 8
         return UInt64(littleEndian: value)
+    }
+
+    /// Skips the field whose key was just read, after checking the key as `tag()` does; a
+    /// length-delimited field (the usual one to skip) inline.
+    @inline(__always)
+    mutating func skipField(_ key: UInt64) throws(Malformed) {
+        let (field, wire) = try Self.split(key)
+        if wire == .lengthDelimited {
+            _ = try bytes()
+        } else {
+            try skip(wire, field: field)
+        }
     }
 
     /// Skips a field's value; for a group, everything up to its matching end.

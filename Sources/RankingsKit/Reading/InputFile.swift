@@ -207,6 +207,7 @@ public protocol RecordFileReader: Sendable {
     /// Reads the records that *start* in `start..<end` of `file` (`end` is `Int64.max` for the
     /// last range), reading past `end` to finish the last one, and hands each to `counter`,
     /// numbered from 1 within the range (bad ones print as `PATH:record N`). Returns the records seen and the bytes of the range.
-    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+    /// `scratch` is the calling worker's, the same for every range it reads.
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
               into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64)
 }

@@ -3,7 +3,9 @@
 /// names, meanings, multiple flags and typed values, some of them near the rules' edges), with
 /// a byte of it changed or not. `EntityDecoder` and `ExportEventRules` must give the
 /// reference's verdict: undecodable, left out, bad with the same reason, or the same event
-/// (id, joke id, rating bit for bit, timestamp, device and week ids).
+/// (id, joke id, rating bit for bit, timestamp, device and week ids). Both ways the decoder
+/// has: `decode` (the C walker, falling back to Swift for what it does not take) and
+/// `decodeInSwift` (Swift alone).
 
 private func varint(_ v: UInt64) -> [UInt8] {
     var v = v, out: [UInt8] = []
@@ -63,12 +65,16 @@ private func build(_ input: inout FuzzInput) -> [UInt8] {
     return out
 }
 
-private func productVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict {
+private func productVerdict(_ record: [UInt8], swiftOnly: Bool) -> ReferenceEntity.Verdict {
     var decoder = EntityDecoder()
     let rules = ExportEventRules()
     return record.withUnsafeBytes { raw in
         do throws(ProtoWire.Malformed) {
-            try decoder.decode(raw)
+            if swiftOnly {
+                try decoder.decodeInSwift(raw)
+            } else {
+                try decoder.decode(raw)
+            }
             switch try rules.judge(decoder.entity) {
             case .leftOut: return .leftOut
             case .bad(let why): return .bad(why.message)
@@ -92,14 +98,19 @@ private func productVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict {
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let record = input.byte() & 1 == 0 ? input.rest : build(&input)
-    let product = productVerdict(record)
     let reference = ReferenceEntity.judge(record)
-    // Ratings compare bit for bit (NaN never reaches an event).
-    var same = product == reference
-    if case .event(let a, let b, let r1, let c, let d, let e) = product,
-       case .event(let a2, let b2, let r2, let c2, let d2, let e2) = reference {
-        same = a == a2 && b == b2 && r1.bitPattern == r2.bitPattern && c == c2 && d == d2 && e == e2
+    for swiftOnly in [false, true] {
+        let product = productVerdict(record, swiftOnly: swiftOnly)
+        // Ratings compare bit for bit (NaN never reaches an event).
+        var same = product == reference
+        if case .event(let a, let b, let r1, let c, let d, let e) = product,
+           case .event(let a2, let b2, let r2, let c2, let d2, let e2) = reference {
+            same = a == a2 && b == b2 && r1.bitPattern == r2.bitPattern && c == c2 && d == d2 && e == e2
+        }
+        if !same {
+            mismatch(swiftOnly ? "verdict (Swift decoder alone)" : "verdict", input: input.bytes, product: product,
+                     reference: reference)
+        }
     }
-    if !same { mismatch("verdict", input: input.bytes, product: product, reference: reference) }
     return 0
 }

@@ -61,4 +61,33 @@ struct CRC32CTests {
             }
         }
     }
+
+    @Test("a block's fragment checksums, three at a time, equal one at a time with the tables and the tests' own masked CRC")
+    func fragments() {
+        // Lengths 0…70 in every mix, so the three streams share 0 to 8 words and end apart.
+        let data = Self.bytes(32_768, seed: 11)
+        var fragments: [rk_log_fragment] = []
+        var pos = 0
+        var state: UInt64 = 5
+        while pos < 30_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(state >> 33) % 71
+            fragments.append(rk_log_fragment(data: UInt32(pos), length: UInt32(length), checksum: 0,
+                                             type: UInt8(1 + (state >> 40) % 4), stored: 0))
+            pos += length + 1
+        }
+        var fast = fragments, portable = fragments
+        data.withUnsafeBufferPointer { block in
+            for count in [0, 1, 2, 3, 4, 5, fragments.count] {
+                rk_log_fragment_checksums(block.baseAddress!, &fast, count)
+                rk_log_fragment_checksums_portable(block.baseAddress!, &portable, count)
+                for i in 0..<count {
+                    #expect(fast[i].checksum == portable[i].checksum, "count \(count), fragment \(i)")
+                }
+            }
+        }
+        for (i, f) in fragments.enumerated().prefix(50) {
+            #expect(portable[i].checksum == TestLog.masked(type: f.type, data[Int(f.data)..<Int(f.data + f.length)]))
+        }
+    }
 }

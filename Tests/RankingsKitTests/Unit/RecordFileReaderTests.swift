@@ -13,7 +13,7 @@ struct RecordFileReaderTests {
     struct FixedRecords: RecordFileReader {
         var splitUnit: Int64? { 8 }
 
-        func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+        func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
                   into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
             var record = 0
             var offset = start
