@@ -23,6 +23,14 @@ public enum ScanKernels {
         }
     }
 
+    /// The whole-line kernel (line_kernel.h): the line's `\n` when it accepted the line as an
+    /// object, with the wanted fields' spans in `spans`; nil when the scalar scanner must judge it.
+    @inline(__always)
+    static func scanLine(_ line: UnsafePointer<UInt8>, wanted: FieldSet, spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>,
+                         found: inout UInt32, level: Int32) -> UnsafePointer<UInt8>? {
+        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level)
+    }
+
     /// The first byte at or after `p` that the scalar step must look at (see scan_kernels.h).
     @inline(__always)
     static func skipPlain(_ p: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
