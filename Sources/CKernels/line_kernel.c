@@ -63,18 +63,20 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
         __m256i lo_backslash = _mm256_cmpeq_epi8(lo, backslash), hi_backslash = _mm256_cmpeq_epi8(hi, backslash);
         k.rare = BITS2(_mm256_or_si256(_mm256_or_si256(_mm256_andnot_si256(lo_newline, lo_control), lo_backslash), lo),
                        _mm256_or_si256(_mm256_or_si256(_mm256_andnot_si256(hi_newline, hi_control), hi_backslash), hi));
-        uint64_t non_ascii = BITS2(lo, hi);
+        int block_unfinished = TAIL_MAY_CONTINUE(k.rare);
         if (k.rare || unfinished) {
             k.rare = ~(uint64_t)0;
             k.backslash = BITS2(lo_backslash, hi_backslash);
             k.control = BITS2(lo_control, hi_control);
             k.utf8_error = 0;
+            uint64_t non_ascii = BITS2(lo, hi);
+            block_unfinished = TAIL_MAY_CONTINUE(non_ascii);
             if (non_ascii || unfinished) {
                 k.utf8_error = ~BITS2(_mm256_cmpeq_epi8(utf8_errors_avx2(prev, lo), zero),
                                       _mm256_cmpeq_epi8(utf8_errors_avx2(lo, hi), zero));
             }
         }
-        unfinished = TAIL_MAY_CONTINUE(non_ascii);
+        unfinished = block_unfinished;
         prev = hi;
         int done = index_block(ix, b, &k, &in_string);
         if (done) return done;

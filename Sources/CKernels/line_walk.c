@@ -72,6 +72,9 @@ static inline const uint8_t *number_end(const uint8_t *p) {
 #define WORD(a, b, c, d, e, f, g, h) ((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 \
     | (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
 
+/// The length of each field's key, by Field's raw value.
+static const uint8_t key_length[7] = {0, 7, 6, 9, 7, 9, 2};
+
 /// The field a top-level key names (Field's raw values in Fields.swift), or 0. Reads 9 bytes
 /// from `key`: at least its closing quote, a colon, a value, a `}` and the `\n` follow it.
 static inline uint32_t field_named(const uint8_t *key, long n) {
@@ -104,6 +107,11 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
                             const uint8_t **spans, uint32_t *found) {
     const uint8_t *p = skip_space(line);
     if (*p != '{') return NULL;
+    // Bit n set when a wanted field's key is n bytes long.
+    uint32_t lengths = 0;
+    for (uint32_t field = 1; field <= 6; field++) {
+        if ((wanted >> field) & 1) lengths |= (uint32_t)1 << key_length[field];
+    }
     // Bit d set when the container at depth d is an array.
     uint64_t arrays = 0;
     int depth = 1;
@@ -120,7 +128,9 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
         {
             const uint8_t *end = string_end(line, ix, p);
             if (depth == 1) {
-                uint32_t field = field_named(p + 1, end - p - 1);
+                // Only keys as long as a wanted one are read (a plain run wants 6 and 7 bytes).
+                long n = end - p - 1;
+                uint32_t field = n < 16 && (lengths >> n) & 1 ? field_named(p + 1, n) : 0;
                 pending = (wanted >> field) & 1 ? field : 0;
             }
             // Compact lines (what exports write) take the first branch only.
@@ -133,30 +143,14 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
             if (*p <= ' ') p = skip_space(p);
         }
     value:
-        // p at the first byte of a value.
+        // p at the first byte of a value; the kinds in the order exports use them most.
         if (depth == 1) value_start = p;
-        switch (*p) {
-        case '"':
+        if (*p == '"') {
             p = string_end(line, ix, p) + 1;
-            break;
-        case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+        } else if (*p == '-' || is_digit(*p)) {
             p = number_end(p);
             if (p == NULL) return NULL;
-            break;
-        case 't':
-            if (memcmp(p, "true", 4) != 0) return NULL;
-            p += 4;
-            break;
-        case 'f':
-            if (memcmp(p, "false", 5) != 0) return NULL;
-            p += 5;
-            break;
-        case 'n':
-            if (memcmp(p, "null", 4) != 0) return NULL;
-            p += 4;
-            break;
-        case '{':
-        case '[':
+        } else if (*p == '{' || *p == '[') {
             if (depth == WALK_MAX_DEPTH - 1) return NULL;
             depth++;
             if (*p == '[') {
@@ -169,7 +163,11 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
             p = skip_space(p + 1);
             if (*p == '}') goto close;
             continue;
-        default:
+        } else if (memcmp(p, "true", 4) == 0 || memcmp(p, "null", 4) == 0) {
+            p += 4;
+        } else if (memcmp(p, "false", 5) == 0) {
+            p += 5;
+        } else {
             return NULL;
         }
     after_value:
