@@ -96,8 +96,8 @@ public struct JSONLineScanner: ~Copyable {
         if simd && kernelRest == 0 {
             guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: kernelSpans, found: &kernelFound,
                                                  level: lineKernel) else {
-                // Declined: the scalar walk below judges the line. A file whose lines the
-                // kernel keeps declining (escapes in every line, say) should not pay for it twice.
+                // Declined: `scanScalar` judges the line. A file whose lines the kernel keeps
+                // declining (escapes in every line, say) should not pay for it twice.
                 kernelDeclines &+= 1
                 if kernelDeclines == Self.kernelPatience {
                     kernelDeclines = 0
