@@ -8,46 +8,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-
-// One bit per kind of UTF-8 error a byte pair can show (prev1 = the byte before, input = this byte).
-#define TOO_SHORT (1 << 0)      // a lead byte followed by a lead byte or ASCII
-#define TOO_LONG (1 << 1)       // ASCII followed by a continuation
-#define OVERLONG_3 (1 << 2)     // E0 followed by 80..9F
-#define TOO_LARGE (1 << 3)      // F4 followed by 90..BF, or F5..FF followed by 90..BF
-#define SURROGATE (1 << 4)      // ED followed by A0..BF
-#define OVERLONG_2 (1 << 5)     // C0 or C1 followed by a continuation
-#define TOO_LARGE_1000 (1 << 6) // F5..FF followed by 80..8F
-#define OVERLONG_4 (1 << 6)     // F0 followed by 80..8F
-#define TWO_CONTS (1 << 7)      // a continuation followed by a continuation
-#define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
-
-// Indexed by prev1's high nibble.
-#define TABLE_PREV_HIGH \
-    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, \
-    TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS, \
-    TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE, \
-    TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4
-// Indexed by prev1's low nibble.
-#define TABLE_PREV_LOW \
-    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY, \
-    CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
-    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, \
-    CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000, \
-    CARRY | TOO_LARGE | TOO_LARGE_1000
-// Indexed by the byte's own high nibble.
-#define TABLE_INPUT_HIGH \
-    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, \
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4, \
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE, \
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, \
-    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, \
-    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT
-
-static const uint8_t table_prev_high[16] = {TABLE_PREV_HIGH};
-static const uint8_t table_prev_low[16] = {TABLE_PREV_LOW};
-static const uint8_t table_input_high[16] = {TABLE_INPUT_HIGH};
+#include "utf8_lookup.h"
 
 /// Where the scalar step takes over at block `q` when the kernel cannot vouch for it: `q`
 /// itself, or the lead byte of a sequence the block before left unfinished (that block was
@@ -67,9 +28,9 @@ static inline int ends_unfinished(const uint8_t *start, const uint8_t *q) {
 
 __attribute__((target("avx2")))
 static const uint8_t *skip_avx2(const uint8_t *start) {
-    const __m256i prev_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_prev_high));
-    const __m256i prev_low = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_prev_low));
-    const __m256i input_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table_input_high));
+    const __m256i prev_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_high));
+    const __m256i prev_low = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_low));
+    const __m256i input_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_input_high));
     const __m256i nibble = _mm256_set1_epi8(0x0F);
     const __m256i quote = _mm256_set1_epi8('"');
     const __m256i backslash = _mm256_set1_epi8('\\');
@@ -119,9 +80,9 @@ static const uint8_t *skip_avx2(const uint8_t *start) {
 
 __attribute__((target("ssse3")))
 static const uint8_t *skip_ssse3(const uint8_t *start) {
-    const __m128i prev_high = _mm_loadu_si128((const __m128i *)table_prev_high);
-    const __m128i prev_low = _mm_loadu_si128((const __m128i *)table_prev_low);
-    const __m128i input_high = _mm_loadu_si128((const __m128i *)table_input_high);
+    const __m128i prev_high = _mm_loadu_si128((const __m128i *)utf8_prev_high);
+    const __m128i prev_low = _mm_loadu_si128((const __m128i *)utf8_prev_low);
+    const __m128i input_high = _mm_loadu_si128((const __m128i *)utf8_input_high);
     const __m128i nibble = _mm_set1_epi8(0x0F);
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i backslash = _mm_set1_epi8('\\');

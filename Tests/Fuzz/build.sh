@@ -12,7 +12,7 @@ command -v "$swiftc" >/dev/null || swiftc=/opt/swift/usr/bin/swiftc
 mapfile -t library < <(find Sources/RankingsKit -name '*.swift' | LC_ALL=C sort)
 # Our C target (the SIMD kernels, ISA-L's loader), compiled with the same sanitizers.
 mapfile -t csources < <(find Sources/CKernels -name '*.c' | LC_ALL=C sort)
-mapfile -t cheaders < <(find Sources/CKernels/include -type f | LC_ALL=C sort)
+mapfile -t cheaders < <(find Sources/CKernels -name "*.h" -o -name "*.modulemap" | LC_ALL=C sort)
 inputs=("${library[@]}" "${csources[@]}" "${cheaders[@]}" Tests/Fuzz/Reference/*.swift "Tests/Fuzz/Targets/$name.swift" "$0")
 # Up to date: built after every input changed, and from the same list of files.
 list="$out/$name.inputs"

@@ -36,17 +36,41 @@ public struct JSONLineScanner: ~Copyable {
     /// Set by `skipString` when the string it skipped held an escape, so a key without one
     /// is compared as it stands, without a second look for backslashes.
     private var sawEscape = false
-    /// Whether long strings and non-ASCII text go through the SIMD kernel (`ScanKernels`).
+    /// Bit `f` set by the line kernel for each field `f` it found.
+    private var kernelFound: UInt32 = 0
+    /// Lines in a row the line kernel declined, and lines left before it is tried again after
+    /// `kernelPatience` of those: it then rests for `kernelRestLines` lines. Which path judged a
+    /// line never changes the answer, only the time.
+    private var kernelDeclines = 0
+    private var kernelRest = 0
+    static let kernelPatience = 16
+    static let kernelRestLines = 1024
+    /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
+    /// lines it declines, the string kernel on long strings and non-ASCII text.
     private let simd: Bool
+    /// Which whole-line kernel: 0 the one chosen for this CPU, 1 SSSE3, 2 AVX2 (for tests).
+    private let lineKernel: Int32
+    /// Where the line kernel writes the spans it found: start and end of field `f` at `2 f`.
+    private let kernelSpans: UnsafeMutablePointer<UnsafePointer<UInt8>?>
 
     public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
+        self.init(wanted: wanted, simd: simd, lineKernel: 0)
+    }
+
+    init(wanted: FieldSet, simd: Bool, lineKernel: Int32) {
         self.wanted = wanted.union(.ratingOnly)
         self.simd = simd
+        self.lineKernel = lineKernel
         stack = .allocate(capacity: Self.maxDepth + 2)
+        kernelSpans = .allocate(capacity: 16)
+        kernelSpans.initialize(repeating: nil, count: 16)
         keyScratch = ByteBuffer(capacity: 64)
     }
 
-    deinit { stack.deallocate() }
+    deinit {
+        stack.deallocate()
+        kernelSpans.deallocate()
+    }
 
     public enum Outcome: Equatable, Sendable {
         /// Only spaces, tabs and CRs: skipped, counts as nothing.
@@ -69,6 +93,36 @@ public struct JSONLineScanner: ~Copyable {
     /// Scans the line that starts at `start` and runs to the first `\n`.
     public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
+        if simd && kernelRest == 0 {
+            guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: kernelSpans, found: &kernelFound,
+                                                 level: lineKernel) else {
+                // Declined: `scanScalar` judges the line. A file whose lines the kernel keeps
+                // declining (escapes in every line, say) should not pay for it twice.
+                kernelDeclines &+= 1
+                if kernelDeclines == Self.kernelPatience {
+                    kernelDeclines = 0
+                    kernelRest = Self.kernelRestLines
+                }
+                return scanScalar(start)
+            }
+            // The common line, accepted whole by the kernel.
+            kernelDeclines = 0
+            var bits = kernelFound
+            while bits != 0 {
+                let raw = bits.trailingZeroBitCount
+                bits &= bits &- 1
+                fields.set(Field(rawValue: UInt8(truncatingIfNeeded: raw))!, from: kernelSpans[2 &* raw]!,
+                           to: kernelSpans[2 &* raw &+ 1]!, escaped: false)
+            }
+            lineEnd = end
+            return .object
+        }
+        if kernelRest > 0 { kernelRest &-= 1 }
+        return scanScalar(start)
+    }
+
+    /// The scalar scanner: every rule and every reason.
+    private mutating func scanScalar(_ start: UnsafePointer<UInt8>) -> Outcome {
         var p = skipSpace(start)
         if p.pointee == UInt8(ascii: "\n") {
             lineEnd = p

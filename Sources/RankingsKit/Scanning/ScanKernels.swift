@@ -1,12 +1,14 @@
 import CKernels
 import Glibc
 
-/// The SIMD side of `JSONLineScanner`: C kernels (Sources/CKernels/scan_kernels.c) that skip the
-/// plain bytes of a string and validate its UTF-8 32 bytes (AVX2) or 16 bytes (SSSE3) a step,
-/// chosen by CPU feature. They only ever skip bytes the scalar path would accept without
-/// comment, and stop before anything it must judge, so messages and offsets stay its own.
+/// The SIMD side of `JSONLineScanner`: C kernels chosen by CPU feature (AVX2, else SSSE3). The
+/// line kernel (Sources/CKernels/line_kernel.c) reads a whole common line and declines every
+/// other; the string kernel (scan_kernels.c) skips the plain bytes of a string and validates
+/// its UTF-8 32 or 16 bytes a step for the scalar scanner. Neither ever words a reason: the
+/// line kernel only accepts what the scalar scanner would accept with the same spans, and the
+/// string kernel stops before anything it must judge, so messages and offsets stay its own.
 public enum ScanKernels {
-    /// On when the CPU has a kernel, unless `RANKINGS_SCALAR_SCAN=1` (read once) turns it off:
+    /// On when the CPU has the kernels, unless `RANKINGS_SCALAR_SCAN=1` (read once) turns them off:
     /// the test suite runs once more that way, and the scalar path is what aarch64 runs.
     public static let enabled: Bool = {
         if let off = getenv("RANKINGS_SCALAR_SCAN"), off.pointee != 0, String(cString: off) != "0" { return false }
@@ -21,6 +23,14 @@ public enum ScanKernels {
         case (false, 0): "scanner: scalar (no SIMD kernel for this CPU)"
         default: "scanner: scalar (RANKINGS_SCALAR_SCAN=1)"
         }
+    }
+
+    /// The whole-line kernel (line_kernel.h): the line's `\n` when it accepted the line as an
+    /// object, with the wanted fields' spans in `spans`; nil when the scalar scanner must judge it.
+    @inline(__always)
+    static func scanLine(_ line: UnsafePointer<UInt8>, wanted: FieldSet, spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>,
+                         found: inout UInt32, level: Int32) -> UnsafePointer<UInt8>? {
+        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level)
     }
 
     /// The first byte at or after `p` that the scalar step must look at (see scan_kernels.h).

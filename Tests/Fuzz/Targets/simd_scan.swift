@@ -1,30 +1,47 @@
-/// Target 7: the SIMD string kernel against the scalar path. The same line goes through
-/// `JSONLineScanner` twice, once with the kernel and once without; everything the scanner
-/// reports must be identical: the outcome, the reason and byte of a malformation, the line's
-/// end and every captured field's span and escape flag. The first difference aborts.
+/// Target 7: the SIMD kernels against the scalar path. The same line goes through
+/// `JSONLineScanner` three times: with no kernel (scalar), with the kernels this CPU runs (the
+/// whole-line kernel first, then the string kernel for the lines it declines), and with the
+/// SSSE3 line kernel (the fallback for CPUs without AVX2). Everything the scanner reports must
+/// be identical: the outcome, the reason and byte of a malformation, the line's end and every
+/// captured field's span and escape flag. The first difference aborts.
 ///
-/// The first byte picks a shape: the fuzzer's bytes as the line, or as the contents of a
-/// string value (so every byte sits where the kernel works), after a plain prefix of 0-63
-/// bytes (so sequences fall across the kernel's block boundaries at every offset).
+/// The first byte picks a shape (its low 3 bits) and a length or an offset (the rest, 0-31):
+/// the fuzzer's bytes as the line; as the contents of a string value after a plain prefix (so
+/// sequences fall across the kernels' block boundaries at every offset); or spliced into a
+/// line as an export writes it, inserted or written over its bytes at the offset times 8, so
+/// that most inputs stay near the lines the line kernel accepts.
+
+let exportLine: [UInt8] = Array(#"{"id":"DA306888-8708-4202-B720-67AE0B7A78CE_LBcw2Dam9tSSPaIh0tG4_2025-W37","joke_id":"LBcw2Dam9tSSPaIh0tG4","rating":1,"device_id":"DA306888-8708-4202-B720-67AE0B7A78CE","week_id":"2025-W37","timestamp":{"_seconds":1757881625,"_nanoseconds":643273000}}"#.utf8)
+let typedLine: [UInt8] = Array(#"{"name": "projects/p/databases/(default)/documents/rating_events/e1", "fields": {"joke_id": {"stringValue": "j"}, "rating": {"integerValue": "5"}, "tags": [1, -2.5e3, true, null]}}"#.utf8)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let shape = input.byte()
     let payload = input.rest
-    let prefix = [UInt8](repeating: UInt8(ascii: "a"), count: Int(shape >> 2))
-    let line: [UInt8]
-    switch shape & 3 {
+    let n = Int(shape >> 3)
+    let prefix = [UInt8](repeating: UInt8(ascii: "a"), count: n * 2)
+    var line: [UInt8]
+    switch shape & 7 {
     case 0: line = payload
     case 1: line = Array(#"{"joke_id":""#.utf8) + prefix + payload + Array(#"","rating":5}"#.utf8)
     case 2: line = Array(#"{"device_id":""#.utf8) + prefix + payload
-    default: line = Array(#"[""#.utf8) + prefix + payload + Array(#""]"#.utf8)
+    case 3: line = Array(#"[""#.utf8) + prefix + payload + Array(#""]"#.utf8)
+    case 4, 5:
+        let base = shape & 7 == 4 ? exportLine : typedLine
+        let at = min(n * 8, base.count)
+        line = Array(base[..<at]) + payload + Array(base[at...])
+    default:
+        let base = shape & 7 == 6 ? exportLine : typedLine
+        let at = min(n * 8, base.count)
+        line = Array(base[..<at]) + payload + Array(base[min(at + payload.count, base.count)...])
     }
     let all = FieldSet(rawValue: .max)
-    var scalar = JSONLineScanner(wanted: all, simd: false)
-    var simd = JSONLineScanner(wanted: all, simd: true)
+    var scalar = JSONLineScanner(wanted: all, simd: false, lineKernel: 0)
+    var simd = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    var ssse3 = JSONLineScanner(wanted: all, simd: true, lineKernel: 1)
     withPaddedLine(line, garbage: UInt8(size & 0xFF)) { start, _ in
-        let a = scalar.scan(start), b = simd.scan(start)
+        let a = scalar.scan(start), b = simd.scan(start), c = ssse3.scan(start)
         func report(_ s: borrowing JSONLineScanner, _ outcome: JSONLineScanner.Outcome) -> String {
             var text = "\(outcome)"
             if outcome == .malformed { text += " \(s.failure) at \(s.failOffset)" } else {
@@ -37,8 +54,9 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             }
             return text
         }
-        let ra = report(scalar, a), rb = report(simd, b)
+        let ra = report(scalar, a), rb = report(simd, b), rc = report(ssse3, c)
         if ra != rb { mismatch("SIMD scan", input: line, product: rb, reference: ra) }
+        if ra != rc { mismatch("SSSE3 line kernel", input: line, product: rc, reference: ra) }
     }
     return 0
 }
