@@ -91,6 +91,9 @@ struct LogRecordReader: ~Copyable {
         // time), then the fragments in order. Damage is still reported where the walk meets
         // it: a fragment's bad checksum when the walk reaches that fragment, a bad header after
         // the fragments before it; fragments past where the walk stops are never reported.
+        // A local reference: Swift 6.3's ThreadSanitizer build crashed the compiler ("Invalid
+        // bitcast") on an access to `self.buffers.joined` from this ~Copyable reader.
+        let buffers = self.buffers
         let (fragments, damage) = scan(base, count: count, at: blockOffset)
         rk_log_fragment_checksums(base, buffers.fragments, fragments)
         for k in 0..<fragments {
