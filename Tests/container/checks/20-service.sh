@@ -33,9 +33,11 @@ check "the service writes the sample document (the golden bytes, as user ranking
 
 manual_starts_succeed() {
     # StartLimitBurst=4 in 2 h counts manual starts too (systemd refuses a fifth: "start of the
-    # service was attempted too often"); an operator clears it with reset-failed, as here.
+    # service was attempted too often"); an operator clears it with reset-failed, as here. Unless
+    # systemd has already unloaded the finished oneshot unit, and its count with it: then
+    # reset-failed says "not loaded", and there is nothing to clear.
     for try in 1 2 3 4 5 6; do
-        in_container systemctl reset-failed rankings.service
+        in_container systemctl reset-failed rankings.service 2>/dev/null || true
         in_container systemctl start rankings.service || { echo "start $try failed"; return 1; }
         expect "result of start $try" "$(service_state Result)" "success"
     done
@@ -44,7 +46,7 @@ manual_starts_succeed() {
 check "6 manual starts in a row all succeed" manual_starts_succeed
 
 many_export_files_and_no_network() {
-    reset_service
+    in_container systemctl reset-failed rankings.service 2>/dev/null || true
     # The sample cut into 2,000 files: more than the 1,024 open files systemd gives a service
     # by default, the same events, so the same golden document (issue 17, item 2).
     in_container install -d -m 0755 /srv/rankings/many
