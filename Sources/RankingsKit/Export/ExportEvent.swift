@@ -1,3 +1,5 @@
+import CKernels
+
 /// One rating event read from a managed export: what the NDJSON path reads from a valid line.
 /// The byte buffers point into the record being read (or the reader's scratch) and are valid
 /// only during the sink call that hands the event over.
@@ -22,6 +24,41 @@ public struct ExportEvent {
     public var offset: Int64
 }
 
+/// A plain rating event (`ExportEventRules.plainEvent`) where the C walker picked it: the joke
+/// id and rating judged, the other fields read from the picks only when asked (a plain run
+/// never asks). Valid only during the sink call that hands it over.
+public struct PickedEvent {
+    let picks: UnsafePointer<rk_picked_entity>
+    public let jokeID: UnsafeBufferPointer<UInt8>
+    public let rating: Double
+    /// As `ExportEvent.offset`.
+    public let offset: Int64
+
+    public var timestamp: ExportEventTime {
+        let t = Self.property(.timestamp, of: picks)
+        return ExportEventRules.timestamp(t.pointee.seen > 0 ? EntityProto.Property(picked: t.pointee) : nil)
+    }
+
+    public var deviceID: UnsafeBufferPointer<UInt8>? { ExportEventRules.plainString(Self.property(.deviceID, of: picks)) }
+    public var weekID: UnsafeBufferPointer<UInt8>? { ExportEventRules.plainString(Self.property(.weekID, of: picks)) }
+    /// A plain event's key always has a name.
+    public var eventID: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: picks.pointee.name, count: picks.pointee.name_count) }
+
+    /// The same event in full.
+    public var event: ExportEvent {
+        let t = Self.property(.timestamp, of: picks)
+        return ExportEvent(jokeID: jokeID, rating: rating,
+                           timestampProperty: t.pointee.seen > 0 ? EntityProto.Property(picked: t.pointee) : nil,
+                           deviceID: deviceID, weekID: weekID, eventID: eventID, offset: offset)
+    }
+
+    /// A property of the picks, in place.
+    static func property(_ name: EntityProto.Name, of picks: UnsafePointer<rk_picked_entity>) -> UnsafePointer<rk_picked_property> {
+        UnsafeRawPointer(picks).advanced(by: MemoryLayout<rk_picked_entity>.offset(of: \.properties)!)
+            .assumingMemoryBound(to: rk_picked_property.self) + name.rawValue
+    }
+}
+
 /// An event's `timestamp` property as the export holds it.
 public enum ExportEventTime: Equatable, Sendable {
     case absent
@@ -35,10 +72,16 @@ public enum ExportEventTime: Equatable, Sendable {
 public protocol ExportSink: ~Copyable {
     /// A top-level `rating_events` entity that is a valid rating event.
     mutating func event(_ event: ExportEvent, record: Int)
+    /// The same for a plain event, read in place (by default, handed to `event(_:record:)`).
+    mutating func event(picked: PickedEvent, record: Int)
     /// An entity of another kind, or a `rating_events` entity under another document: not a
     /// rating event, and not a bad record either.
     mutating func leftOut(record: Int)
     /// A top-level `rating_events` entity that is not a usable event, with the NDJSON rules'
     /// reason (`BadRecord.invalid`).
     mutating func bad(record: Int, reason: BadRecord)
+}
+
+extension ExportSink where Self: ~Copyable {
+    public mutating func event(picked: PickedEvent, record: Int) { event(picked.event, record: record) }
 }

@@ -1,3 +1,4 @@
+import CKernels
 import Glibc
 
 /// Reads block ranges of a managed export's output files into an `ExportSink`: the log
@@ -49,10 +50,25 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     let sink: UnsafeMutablePointer<S>
     let path: String
     var number = 0
+    /// The C walker's picks of the record being read.
+    var picks = rk_picked_entity()
 
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         number += 1
         do throws(ProtoWire.Malformed) {
+            // Most records are plain events: judged from the C walker's picks, in place. The
+            // rest are walked again by the decoder (its C walker, then Swift for what that
+            // leaves) and judged by the rules, which word what is wrong.
+            let (sink, number) = (self.sink, self.number)
+            let plain = withUnsafeMutablePointer(to: &picks) { picks in
+                guard let base = bytes.baseAddress,
+                      rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks) == 1,
+                      let event = ExportEventRules.plainEvent(picks, offset: offset)
+                else { return false }
+                sink.pointee.event(picked: event, record: number)
+                return true
+            }
+            if plain { return }
             try decoder.decode(bytes)
             switch try decoder.judged(by: rules) {
             case .event(var event):

@@ -39,6 +39,12 @@ private struct CountingSink: ExportSink {
                               details: &details)
     }
 
+    mutating func event(picked: PickedEvent, record: Int) {
+        var details = PickedEventDetails(event: picked)
+        counter.pointee.event(id: picked.jokeID, rating: picked.rating, record: record, position: picked.offset,
+                              details: &details)
+    }
+
     mutating func leftOut(record: Int) { counter.pointee.leftOut(record: record) }
 
     mutating func bad(record: Int, reason: BadRecord) { counter.pointee.bad(record: record, reason: reason) }
@@ -47,6 +53,23 @@ private struct CountingSink: ExportSink {
 /// An event's details for the counter, the timestamp worked out only when a selection reads it.
 private struct ExportEventDetails: RatingEventDetails {
     let event: ExportEvent
+
+    func timestamp() -> EventTime {
+        switch event.timestamp {
+        case .absent: .absent
+        case .unreadable(let value): .unreadable(value: value)
+        case .at(let instant): .at(instant)
+        }
+    }
+
+    func deviceID() -> UnsafeBufferPointer<UInt8>? { event.deviceID }
+    func eventID() -> UnsafeBufferPointer<UInt8>? { event.eventID }
+    func weekID() -> UnsafeBufferPointer<UInt8>? { event.weekID }
+}
+
+/// The same for a plain event, read from the C walker's picks when asked.
+private struct PickedEventDetails: RatingEventDetails {
+    let event: PickedEvent
 
     func timestamp() -> EventTime {
         switch event.timestamp {

@@ -5,7 +5,10 @@
 /// reference's verdict: undecodable, left out, bad with the same reason, or the same event
 /// (id, joke id, rating bit for bit, timestamp, device and week ids). Both ways the decoder
 /// has: `decode` (the C walker, falling back to Swift for what it does not take) and
-/// `decodeInSwift` (Swift alone).
+/// `decodeInSwift` (Swift alone); and where the reader's fast path (`rk_entity_pick`, then
+/// `ExportEventRules.plainEvent` on the picks) gives an event, the same event.
+
+import CKernels
 
 private func varint(_ v: UInt64) -> [UInt8] {
     var v = v, out: [UInt8] = []
@@ -94,13 +97,47 @@ private func productVerdict(_ record: [UInt8], swiftOnly: Bool) -> ReferenceEnti
     }
 }
 
+/// The visitor's fast path: the C walker's picks judged in place. It may decline (nil); where
+/// it gives an event, that must be the reference's.
+private func plainVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict? {
+    var picks = rk_picked_entity()
+    return record.withUnsafeBytes { raw -> ReferenceEntity.Verdict? in
+        withUnsafeMutablePointer(to: &picks) { p -> ReferenceEntity.Verdict? in
+            guard let base = raw.baseAddress, rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), raw.count, p) == 1,
+                  let picked = ExportEventRules.plainEvent(p, offset: 0)
+            else { return nil }
+            let e = picked.event
+            let micros: Int64??
+            switch e.timestamp {
+            case .absent: micros = nil
+            case .unreadable: micros = .some(nil)
+            case .at(let t): micros = .some(t.seconds * 1_000_000 + Int64(t.nanoseconds / 1000))
+            }
+            // The in-place accessors must give what the full event holds.
+            if picked.timestamp != e.timestamp || picked.deviceID.map(Array.init) != e.deviceID.map(Array.init)
+                || picked.weekID.map(Array.init) != e.weekID.map(Array.init) || Array(picked.eventID) != Array(e.eventID) {
+                return .undecodable
+            }
+            return .event(id: Array(e.eventID), joke: Array(e.jokeID), rating: e.rating, timestamp: micros,
+                          device: e.deviceID.map { Array($0) }, week: e.weekID.map { Array($0) })
+        }
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let record = input.byte() & 1 == 0 ? input.rest : build(&input)
     let reference = ReferenceEntity.judge(record)
-    for swiftOnly in [false, true] {
-        let product = productVerdict(record, swiftOnly: swiftOnly)
+    for mode in 0..<3 {
+        let swiftOnly = mode == 1
+        let product: ReferenceEntity.Verdict
+        if mode == 2 {
+            guard let plain = plainVerdict(record) else { continue }
+            product = plain
+        } else {
+            product = productVerdict(record, swiftOnly: swiftOnly)
+        }
         // Ratings compare bit for bit (NaN never reaches an event).
         var same = product == reference
         if case .event(let a, let b, let r1, let c, let d, let e) = product,
@@ -108,7 +145,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             same = a == a2 && b == b2 && r1.bitPattern == r2.bitPattern && c == c2 && d == d2 && e == e2
         }
         if !same {
-            mismatch(swiftOnly ? "verdict (Swift decoder alone)" : "verdict", input: input.bytes, product: product,
+            mismatch(mode == 2 ? "verdict (plain event from the picks)" : swiftOnly ? "verdict (Swift decoder alone)" : "verdict",
+                     input: input.bytes, product: product,
                      reference: reference)
         }
     }

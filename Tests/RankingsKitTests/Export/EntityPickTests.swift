@@ -90,4 +90,58 @@ struct EntityPickTests {
         #expect(pick(Self.entities[7]) == 0)
         #expect(pick(Array(Self.entities[0].dropLast())) == 0)
     }
+
+    /// The reader's fast path on one record: the plain event from the picks, or nil.
+    static func plain(_ record: [UInt8]) -> ExportEvent? {
+        var picks = rk_picked_entity()
+        return record.withUnsafeBytes { raw in
+            withUnsafeMutablePointer(to: &picks) { p in
+                guard let base = raw.baseAddress, rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), raw.count, p) == 1
+                else { return nil }
+                return ExportEventRules.plainEvent(p, offset: 0)?.event
+            }
+        }
+    }
+
+    static func text(_ e: ExportEvent) -> String {
+        "\(Array(e.eventID)) \(Array(e.jokeID)) \(e.rating.bitPattern) \(e.timestamp) \(e.deviceID.map { Array($0) } as Any) \(e.weekID.map { Array($0) } as Any)"
+    }
+
+    @Test("the plain-event fast path takes the common vote, and wherever it takes one, the rules give the same event")
+    func plainEvents() throws {
+        #expect(Self.plain(Self.entities[0]) != nil)
+        #expect(Self.plain(Self.entities[1]) != nil)
+        // A numeric id, a subcollection, a rating out of range, a non-ASCII joke id: left to the rules.
+        #expect(Self.plain(Self.entities[2]) == nil)
+        #expect(Self.plain(Self.entities[3]) == nil)
+        #expect(Self.plain(TestEntity.vote("r", rating: .integer(0))) == nil)
+        #expect(Self.plain(TestEntity.vote("u", joke: "é")) == nil)
+        var taken = 0
+        for entity in Self.entities + [TestEntity.vote("r", rating: .double(5.000001)), TestEntity.vote("u", joke: "é")] {
+            var variants = [entity]
+            for i in entity.indices {
+                for flip: UInt8 in [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80] {
+                    var changed = entity
+                    changed[i] ^= flip
+                    variants.append(changed)
+                }
+            }
+            for record in variants {
+                guard let fast = Self.plain(record) else { continue }
+                taken += 1
+                var decoder = EntityDecoder()
+                let verdict: String = record.withUnsafeBytes { raw in
+                    do throws(ProtoWire.Malformed) {
+                        try decoder.decodeInSwift(raw)
+                        if case .event(let e) = try ExportEventRules().judge(decoder.entity) { return Self.text(e) }
+                        return "not an event"
+                    } catch {
+                        return "undecodable"
+                    }
+                }
+                #expect(Self.text(fast) == verdict, "record \(record)")
+            }
+        }
+        #expect(taken > 100)
+    }
 }
