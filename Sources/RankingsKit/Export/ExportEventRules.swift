@@ -144,8 +144,12 @@ struct ExportEventRules {
     }
 
     private static func isCollection(_ kind: UnsafeBufferPointer<UInt8>) -> Bool {
+        // "rating_events" is 13 bytes: two overlapping 8-byte loads, not a call to memcmp.
         let text = collection
-        return kind.count == text.utf8CodeUnitCount && memcmp(kind.baseAddress!, text.utf8Start, kind.count) == 0
+        guard kind.count == text.utf8CodeUnitCount else { return false }
+        let p = UnsafeRawPointer(kind.baseAddress!), t = UnsafeRawPointer(text.utf8Start)
+        return p.loadUnaligned(as: UInt64.self) == t.loadUnaligned(as: UInt64.self)
+            && p.loadUnaligned(fromByteOffset: 5, as: UInt64.self) == t.loadUnaligned(fromByteOffset: 5, as: UInt64.self)
     }
 
     /// `id` in decimal, written into the scratch from its last digit back: no String per record.
