@@ -291,6 +291,9 @@ results=$work/results.tsv
 : > "$results"
 measure() {  # INDEX: run once, append one TSV record
   local i=$1 out=$work/out-$1.json start end
+  # What is not checked goes nowhere: a floor (`igzip -dc`) that wrote its gigabyte to a
+  # file would be timed writing it too, and look slower than it inflates.
+  [ "${checks[$i]}" = none ] && out=/dev/null
   start=$(date +%s.%N)
   # exec: GNU time measures the tool itself, not a shell waiting for it.
   /usr/bin/time -f '%M %U %S' -o "$work/rss" bash -c "exec ${commands[$i]}" > "$out"

@@ -3,7 +3,7 @@ import CKernels
 /// One rating event read from a managed export: what the NDJSON path reads from a valid line.
 /// The byte buffers point into the record being read (or the reader's scratch) and are valid
 /// only during the sink call that hands the event over.
-public struct ExportEvent {
+public struct ExportEvent: ExportEventFields {
     /// `joke_id`: a non-empty, well-formed UTF-8 string property.
     public var jokeID: UnsafeBufferPointer<UInt8>
     /// `rating`: an integer or double property in 1…5, as a double.
@@ -27,7 +27,7 @@ public struct ExportEvent {
 /// A plain rating event (`ExportEventRules.plainEvent`) where the C walker picked it: the joke
 /// id and rating judged, the other fields read from the picks only when asked (a plain run
 /// never asks). Valid only during the sink call that hands it over.
-public struct PickedEvent {
+public struct PickedEvent: ExportEventFields {
     let picks: UnsafePointer<rk_picked_entity>
     public let jokeID: UnsafeBufferPointer<UInt8>
     public let rating: Double
@@ -57,6 +57,18 @@ public struct PickedEvent {
         UnsafeRawPointer(picks).advanced(by: MemoryLayout<rk_picked_entity>.offset(of: \.properties)!)
             .assumingMemoryBound(to: rk_picked_property.self) + name.rawValue
     }
+}
+
+/// What the counter reads of an exported event, in full (`ExportEvent`) or in place
+/// (`PickedEvent`).
+public protocol ExportEventFields {
+    var jokeID: UnsafeBufferPointer<UInt8> { get }
+    var rating: Double { get }
+    var timestamp: ExportEventTime { get }
+    var deviceID: UnsafeBufferPointer<UInt8>? { get }
+    var weekID: UnsafeBufferPointer<UInt8>? { get }
+    var eventID: UnsafeBufferPointer<UInt8> { get }
+    var offset: Int64 { get }
 }
 
 /// An event's `timestamp` property as the export holds it.

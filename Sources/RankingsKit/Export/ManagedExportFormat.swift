@@ -33,15 +33,13 @@ private struct CountingSink: ExportSink {
     /// The caller's counter, borrowed for one `read`.
     let counter: UnsafeMutablePointer<EventCounter>
 
-    mutating func event(_ event: ExportEvent, record: Int) {
+    mutating func event(_ event: ExportEvent, record: Int) { count(event, record: record) }
+
+    mutating func event(picked: PickedEvent, record: Int) { count(picked, record: record) }
+
+    private mutating func count<E: ExportEventFields>(_ event: E, record: Int) {
         var details = ExportEventDetails(event: event)
         counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
-                              details: &details)
-    }
-
-    mutating func event(picked: PickedEvent, record: Int) {
-        var details = PickedEventDetails(event: picked)
-        counter.pointee.event(id: picked.jokeID, rating: picked.rating, record: record, position: picked.offset,
                               details: &details)
     }
 
@@ -51,25 +49,8 @@ private struct CountingSink: ExportSink {
 }
 
 /// An event's details for the counter, the timestamp worked out only when a selection reads it.
-private struct ExportEventDetails: RatingEventDetails {
-    let event: ExportEvent
-
-    func timestamp() -> EventTime {
-        switch event.timestamp {
-        case .absent: .absent
-        case .unreadable(let value): .unreadable(value: value)
-        case .at(let instant): .at(instant)
-        }
-    }
-
-    func deviceID() -> UnsafeBufferPointer<UInt8>? { event.deviceID }
-    func eventID() -> UnsafeBufferPointer<UInt8>? { event.eventID }
-    func weekID() -> UnsafeBufferPointer<UInt8>? { event.weekID }
-}
-
-/// The same for a plain event, read from the C walker's picks when asked.
-private struct PickedEventDetails: RatingEventDetails {
-    let event: PickedEvent
+private struct ExportEventDetails<E: ExportEventFields>: RatingEventDetails {
+    let event: E
 
     func timestamp() -> EventTime {
         switch event.timestamp {
