@@ -32,6 +32,12 @@ typedef struct {
     uint32_t stored;
 } rk_log_fragment;
 
+/// Reads a block's fragment headers from its start into `fragments` (from index `*count`,
+/// which it advances) for as long as each is plainly well formed: a type FULL to LAST and a
+/// length that fits in the block. Returns the offset where it stopped: the block's end, or
+/// a header it leaves to the caller's own checks (a zero trailer or type, or damage).
+size_t rk_log_scan_headers(const uint8_t *block, size_t size, rk_log_fragment *fragments, size_t *count);
+
 /// The masked CRC-32C of each fragment's type byte and data (what LevelDB's log writer
 /// stores), for `count` fragments of `block`. The fragments are independent, so the SSE4.2
 /// kernel runs three at a time: one `crc32` waits three cycles for the one before it in the

@@ -148,8 +148,10 @@ struct LogRecordReader: ~Copyable {
     /// or up to the first damaged header, which is returned (not thrown: the fragments before
     /// it are read first). Checksums are not checked here.
     private func scan(_ base: UnsafeMutableRawPointer, count: Int, at blockOffset: Int64) -> (Int, InputError?) {
-        var pos = 0
-        var fragments = 0
+        // The plain headers in C; whatever it stops at (the trailer, damage) is read here.
+        var found = 0
+        var pos = rk_log_scan_headers(base.assumingMemoryBound(to: UInt8.self), count, buffers.fragments, &found)
+        var fragments = found
         while pos < count {
             let header: Header
             do throws(InputError) {
