@@ -73,7 +73,8 @@ uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count)
     return ~(uint32_t)c;
 }
 
-// The rest of one stream: words, then bytes.
+// The rest of one stream: words, then at most one 4-, 2- and 1-byte step (each `crc32`
+// waits for the one before it, so seven byte steps cost what 21 cycles do).
 __attribute__((target("sse4.2")))
 static uint64_t finish_hardware(uint64_t c, const uint8_t *p, size_t count) {
     while (count >= 8) {
@@ -83,7 +84,19 @@ static uint64_t finish_hardware(uint64_t c, const uint8_t *p, size_t count) {
         p += 8;
         count -= 8;
     }
-    while (count-- > 0) c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+    if (count & 4) {
+        uint32_t word;
+        memcpy(&word, p, 4);
+        c = __builtin_ia32_crc32si((uint32_t)c, word);
+        p += 4;
+    }
+    if (count & 2) {
+        uint16_t half;
+        memcpy(&half, p, 2);
+        c = __builtin_ia32_crc32hi((uint32_t)c, half);
+        p += 2;
+    }
+    if (count & 1) c = __builtin_ia32_crc32qi((uint32_t)c, *p);
     return c;
 }
 
