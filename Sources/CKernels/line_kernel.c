@@ -8,6 +8,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "simd_level.h"
 #include "utf8_lookup.h"
 
 #define BITS4(a, b, c, d) ((uint64_t)(uint16_t)_mm_movemask_epi8(a) | ((uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16) \
@@ -142,29 +143,26 @@ static int index_ssse3(const uint8_t *line, struct line_index *ix) {
     return -1;
 }
 
-static int (*chosen_index)(const uint8_t *, struct line_index *);
+typedef int (*index_fn)(const uint8_t *, struct line_index *);
+
+static index_fn index_for(int level) { return level == 2 ? index_avx2 : level == 1 ? index_ssse3 : NULL; }
+
+static index_fn chosen_index;
 static int chosen_level;
 
 /// Chosen before main runs, so no thread ever sees it half done.
 __attribute__((constructor))
 static void choose_line_kernel(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        chosen_index = index_avx2;
-        chosen_level = 2;
-    } else if (__builtin_cpu_supports("ssse3")) {
-        chosen_index = index_ssse3;
-        chosen_level = 1;
-    }
+    chosen_level = rk_simd_level_of_cpu();
+    chosen_index = index_for(chosen_level);
 }
 
 int rk_line_kernel_level(void) { return chosen_level; }
 
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                             int level) {
-    int (*index)(const uint8_t *, struct line_index *) = chosen_index;
-    if (level == 2) index = __builtin_cpu_supports("avx2") ? index_avx2 : NULL;
-    else if (level == 1) index = __builtin_cpu_supports("ssse3") ? index_ssse3 : NULL;
+    // A level asked for runs only where the CPU has it (AVX2 implies SSSE3).
+    index_fn index = level == 0 ? chosen_index : level <= chosen_level ? index_for(level) : NULL;
     if (index == NULL) return NULL;
     struct line_index ix;
     if (index(line, &ix) != 1) return NULL;

@@ -8,6 +8,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "simd_level.h"
 #include "utf8_lookup.h"
 
 /// Where the scalar step takes over at block `q` when the kernel cannot vouch for it: `q`
@@ -133,14 +134,8 @@ static int level;
 /// Chosen before main runs, so no thread ever sees it half done.
 __attribute__((constructor))
 static void choose(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        chosen = skip_avx2;
-        level = 2;
-    } else if (__builtin_cpu_supports("ssse3")) {
-        chosen = skip_ssse3;
-        level = 1;
-    }
+    level = rk_simd_level_of_cpu();
+    chosen = level == 2 ? skip_avx2 : level == 1 ? skip_ssse3 : NULL;
 }
 
 int rk_scan_kernel_level(void) { return level; }
