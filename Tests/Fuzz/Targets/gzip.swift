@@ -195,8 +195,13 @@ private func checkRun(_ stream: [UInt8], expectCorrupt: Bool?, input: [UInt8]) {
     let file = InputFile(displayPath: "f.gz", fd: fd, kind: .gzip, size: Int64(stream.count))
     var corrupt = false
     do { _ = try Aggregator.run([file], threads: 1, chunkSize: 4096) } catch {
-        guard case .corruptGzip = error else { mismatch("run error kind", input: input, product: error, reference: "corruptGzip") }
-        corrupt = true
+        switch error {
+        case .corruptGzip: corrupt = true
+        // Its text refused: a file whose first line opens a JSON array. That is judged only
+        // after the whole file has been read, so only a stream that inflated whole gets there.
+        case .jsonArray where expectCorrupt != true: return
+        default: mismatch("run error kind", input: input, product: error, reference: "corruptGzip")
+        }
     }
     if let expectCorrupt, corrupt != expectCorrupt {
         mismatch("run over gzip", input: input, product: corrupt ? "corruptGzip" : "a result", reference: expectCorrupt ? "corruptGzip" : "a result")
