@@ -20,6 +20,12 @@ struct EntityDecoder {
         try decodeInSwift(record)
     }
 
+    /// Takes `picked`, which `rk_entity_pick` filled and accepted from a record, as that
+    /// record decoded: what `decode` gives it, without walking it again.
+    mutating func adopt(_ picked: rk_picked_entity) {
+        entity.raw = picked
+    }
+
     /// The rules' verdict on the entity last decoded, judged where it lies (through `entity`'s
     /// getter, the rules would be handed a copy of it).
     func judged(by rules: ExportEventRules) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {

@@ -53,6 +53,9 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     /// The C walker's picks of the record being read.
     var picks = rk_picked_entity()
 
+    /// What the fast path made of a record.
+    private enum Walked { case counted, picked, declined }
+
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         number += 1
         do throws(ProtoWire.Malformed) {
@@ -60,16 +63,20 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
             // rest are walked again by the decoder (its C walker, then Swift for what that
             // leaves) and judged by the rules, which word what is wrong.
             let (sink, number) = (self.sink, self.number)
-            let plain = withUnsafeMutablePointer(to: &picks) { picks in
+            let walked = withUnsafeMutablePointer(to: &picks) { picks -> Walked in
                 guard let base = bytes.baseAddress,
-                      rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks) == 1,
-                      let event = ExportEventRules.plainEvent(picks, offset: offset)
-                else { return false }
+                      rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks) == 1
+                else { return .declined }
+                guard let event = ExportEventRules.plainEvent(picks, offset: offset) else { return .picked }
                 sink.pointee.event(picked: event, record: number)
-                return true
+                return .counted
             }
-            if plain { return }
-            try decoder.decode(bytes)
+            switch walked {
+            case .counted: return
+            // What `decode` would do again: the walker took it, only the rules are left.
+            case .picked: decoder.adopt(picks)
+            case .declined: try decoder.decode(bytes)
+            }
             switch try decoder.judged(by: rules) {
             case .event(var event):
                 event.offset = offset
