@@ -13,6 +13,8 @@ for sanitizer in "$@"; do
     *) echo "usage: $0 [address|thread]..." >&2; exit 64 ;;
     esac
     echo "swift test --sanitize=$sanitizer"
-    LSAN_OPTIONS=suppressions=$PWD/Tests/Fuzz/lsan-toolchain.supp \
+    # RANKINGS_TEST_SANITIZER tells the tests that measure memory that the allocator is the
+    # sanitizer's (shadow memory, quarantine, per-thread caches), not the product's.
+    RANKINGS_TEST_SANITIZER=$sanitizer LSAN_OPTIONS=suppressions=$PWD/Tests/Fuzz/lsan-toolchain.supp \
         nice swift test --sanitize="$sanitizer" --scratch-path "$scratch"
 done

@@ -85,7 +85,11 @@ struct PeakMemoryTests {
         return nil
     }
 
-    @Test func eightThreadsTakeAboutWhatOneTakes() throws {
+    /// Under AddressSanitizer the runs peaked at 55 and 89 MiB: its quarantine and per-thread
+    /// caches, not the product's tables. The two plain suite runs of `.ci/run` measure it.
+    @Test(.disabled(if: ProcessInfo.processInfo.environment["RANKINGS_TEST_SANITIZER"] != nil,
+                    "a sanitizer's allocator is not the product's"))
+    func eightThreadsTakeAboutWhatOneTakes() throws {
         try ScratchDirectory.with { dir throws in
             let inputs = try Self.files(in: dir)
             func peak(_ threads: Int) throws -> Int {
