@@ -52,27 +52,6 @@ int rk_crc32c_hardware_available(void) {
     return __builtin_cpu_supports("sse4.2") ? 1 : 0;
 }
 
-__attribute__((target("sse4.2")))
-uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count) {
-    const uint8_t *p = data;
-    uint64_t c = ~crc;
-    while (count > 0 && ((uintptr_t)p & 7) != 0) {
-        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-        count--;
-    }
-    // Three independent streams would hide the instruction's latency; one is already several
-    // GB/s, far above what decoding the entities after it needs.
-    while (count >= 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        c = __builtin_ia32_crc32di(c, word);
-        p += 8;
-        count -= 8;
-    }
-    while (count-- > 0) c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-    return ~(uint32_t)c;
-}
-
 // The rest of one stream: words, then at most one 4-, 2- and 1-byte step (each `crc32`
 // waits for the one before it, so seven byte steps cost what 21 cycles do).
 __attribute__((target("sse4.2")))
@@ -98,6 +77,19 @@ static uint64_t finish_hardware(uint64_t c, const uint8_t *p, size_t count) {
     }
     if (count & 1) c = __builtin_ia32_crc32qi((uint32_t)c, *p);
     return c;
+}
+
+__attribute__((target("sse4.2")))
+uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count) {
+    const uint8_t *p = data;
+    uint64_t c = ~crc;
+    while (count > 0 && ((uintptr_t)p & 7) != 0) {
+        c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+        count--;
+    }
+    // Three independent streams would hide the instruction's latency; one is already several
+    // GB/s, far above what decoding the entities after it needs.
+    return ~(uint32_t)finish_hardware(c, p, count);
 }
 
 __attribute__((target("sse4.2")))

@@ -75,7 +75,8 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
             case .counted: return
             // What `decode` would do again: the walker took it, only the rules are left.
             case .picked: decoder.adopt(picks)
-            case .declined: try decoder.decode(bytes)
+            // The walker already declined it: straight to the Swift decoder, which names why.
+            case .declined: try decoder.decodeInSwift(bytes)
             }
             switch try decoder.judged(by: rules) {
             case .event(var event):
