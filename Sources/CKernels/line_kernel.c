@@ -1,5 +1,5 @@
 // Stage 1 of the line kernel for each instruction set: 64 bytes at a time classified into the
-// bitmaps of line_index.h (AVX2: two 32-byte registers; SSSE3: four of 16), with the UTF-8
+// bitmaps of line_index.h (AVX-512: one register; AVX2: two of 32 bytes; SSSE3: four of 16), with the UTF-8
 // lookup of utf8_lookup.h run only on blocks that hold non-ASCII bytes (or follow one that ended
 // with some). What follows, index_block() in line_index.h and the walk in line_walk.c, is the
 // same for both.
@@ -79,7 +79,8 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
         }
         unfinished = block_unfinished;
         prev = hi;
-        int done = index_block(ix, b, &k, &in_string);
+        uint64_t strings, line_bits;
+        int done = index_block(ix, b, &k, &in_string, &strings, &line_bits);
         if (done) return done;
     }
     return -1;
@@ -137,32 +138,169 @@ static int index_ssse3(const uint8_t *line, struct line_index *ix) {
         }
         unfinished = TAIL_MAY_CONTINUE(non_ascii);
         prev = v3;
-        int done = index_block(ix, b, &k, &in_string);
+        uint64_t strings, line_bits;
+        int done = index_block(ix, b, &k, &in_string, &strings, &line_bits);
         if (done) return done;
     }
     return -1;
+}
+
+/// AVX-512 (with VBMI2's byte compress): one 64-byte register a block, and the masks come
+/// straight out of the compares. Besides the index, it writes the line's skeleton
+/// (line_index.h), for the templates of line_template.c.
+#define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi2,avx2,bmi,bmi2,popcnt"
+
+/// Stage 1 with the skeleton. With `against` NULL it writes the skeleton's bytes to `sk`;
+/// otherwise it only compares them, block by block as they come out of the compress, with the
+/// template's (reading back bytes just stored, at other offsets than they were stored at,
+/// waited for every store: a third of the time), places the template's spans in the line as
+/// their blocks go by, and leaves `sk->bytes` unwritten.
+__attribute__((target(AVX512_TARGET), always_inline))
+static inline int index_avx512(const uint8_t *line, struct line_index *ix, struct line_skeleton *sk,
+                               const rk_line_template *against, int *matches, const uint8_t **spans) {
+    const __m512i quote = _mm512_set1_epi8('"'), backslash = _mm512_set1_epi8('\\');
+    const __m512i control_max = _mm512_set1_epi8(0x1F), newline = _mm512_set1_epi8('\n');
+    const __m512i colon = _mm512_set1_epi8(':'), zero_char = _mm512_set1_epi8('0'), ten = _mm512_set1_epi8(10);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i prev = zero;
+    uint64_t in_string = 0;
+    int unfinished = 0;
+    // Carried from one block to the next: a colon, a digit, a number's leading 0 in the last
+    // byte, and the carry of the addition that finds value strings.
+    uint64_t colon_carry = 0, digit_carry = 0, zero_carry = 0, leading_zero = 0;
+    unsigned char add_carry = 0;
+    int length = 0;
+    uint64_t differs = 0;
+    // The next of the template's bounds to place in the line.
+    uint32_t bound = 0;
+    for (int b = 0; b < LINE_MAX_BLOCKS; b++) {
+        __m512i v = _mm512_loadu_si512((const void *)(line + 64 * b));
+        struct block_bits k;
+        k.quote = _mm512_cmpeq_epi8_mask(v, quote);
+        k.newline = _mm512_cmpeq_epi8_mask(v, newline);
+        uint64_t backslashes = _mm512_cmpeq_epi8_mask(v, backslash);
+        uint64_t controls = _mm512_cmple_epu8_mask(v, control_max);
+        uint64_t non_ascii = _mm512_movepi8_mask(v);
+        k.rare = backslashes | (controls & ~k.newline) | non_ascii;
+        __m256i hi = _mm512_extracti64x4_epi64(v, 1);
+        int block_unfinished = TAIL_MAY_CONTINUE(non_ascii);
+        if (k.rare || unfinished) {
+            k.rare = ~(uint64_t)0;
+            k.backslash = backslashes;
+            k.control = controls;
+            k.utf8_error = 0;
+            if (non_ascii || unfinished) {
+                __m256i lo = _mm512_castsi512_si256(v);
+                k.utf8_error = ~BITS2(_mm256_cmpeq_epi8(utf8_errors_avx2(prev, lo), zero),
+                                      _mm256_cmpeq_epi8(utf8_errors_avx2(lo, hi), zero));
+            }
+        }
+        unfinished = block_unfinished;
+        prev = hi;
+        uint64_t strings, in_line;
+        int done = index_block(ix, b, &k, &in_string, &strings, &in_line);
+        if (done < 0) return -1;
+
+        // The skeleton. A value string is one whose opening quote follows a colon; adding
+        // its opening quote's bit to the string bits carries through the string to its
+        // closing quote, so the bits that changed are the string and that quote.
+        uint64_t colons = _mm512_cmpeq_epi8_mask(v, colon);
+        uint64_t value_open = k.quote & strings & (colons << 1 | colon_carry);
+        colon_carry = colons >> 63;
+        unsigned long long sum;
+        add_carry = _addcarry_u64(add_carry, strings, value_open, &sum);
+        uint64_t value_body = (strings ^ sum) & ~value_open;
+        // Digits outside strings: each run keeps its first, as a `0`.
+        uint64_t digits = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, zero_char), ten) & ~strings & in_line;
+        uint64_t continued = digits & (digits << 1 | digit_carry);
+        digit_carry = digits >> 63;
+        uint64_t zeros = _mm512_cmpeq_epi8_mask(v, zero_char) & digits & ~continued;
+        leading_zero |= digits & (zeros << 1 | zero_carry);
+        zero_carry = zeros >> 63;
+        uint64_t kept = in_line & ~value_body & ~continued;
+        sk->kept[b] = kept;
+        __m512i bytes = _mm512_maskz_compress_epi8(kept, _mm512_mask_mov_epi8(v, digits, zero_char));
+        int count = __builtin_popcountll(kept);
+        if (against == NULL) {
+            _mm512_storeu_si512((void *)(sk->bytes + length), bytes);
+        } else if (length < RK_TEMPLATE_MAX) {
+            __mmask64 m = count == 64 ? ~(__mmask64)0 : ((__mmask64)1 << count) - 1;
+            differs |= _mm512_mask_cmpneq_epi8_mask(m, bytes, _mm512_loadu_si512((const void *)(against->skeleton + length)));
+            // The template's spans that fall in this block, placed as they go by (written
+            // even if the skeleton turns out not to match: then the walk writes its own).
+            while (bound < against->bound_count && against->bounds[bound] < length + count) {
+                uint64_t nth = (uint64_t)1 << (against->bounds[bound] - length);
+                spans[against->span_of[bound]] = line + 64 * b + __builtin_ctzll(_pdep_u64(nth, kept));
+                bound++;
+            }
+        } else {
+            differs = 1;
+        }
+        length += count;
+        if (done) {
+            sk->length = length;
+            sk->leading_zero = leading_zero != 0;
+            if (against) *matches = differs == 0 && (uint32_t)length == against->length;
+            return 1;
+        }
+    }
+    return -1;
+}
+
+__attribute__((target(AVX512_TARGET)))
+static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
+                                  rk_line_templates *templates) {
+    struct line_index ix;
+    struct line_skeleton sk;
+    if (templates != NULL) {
+        // Most lines have the shape of the line before: compared on the way.
+        const rk_line_template *last = &templates->slots[templates->last];
+        if (last->length > 0 && last->wanted == wanted) {
+            int matches = 0;
+            if (index_avx512(line, &ix, &sk, last, &matches, spans) != 1) return NULL;
+            if (matches && !sk.leading_zero) {
+                templates->hits++;
+                *found = last->found;
+                return line + ix.newline;
+            }
+        }
+        // Another shape: the skeleton itself, for the other templates, or to make one.
+        if (index_avx512(line, &ix, &sk, NULL, NULL, NULL) != 1) return NULL;
+        return rk_walk_line_templated(line, &ix, &sk, wanted, spans, found, templates);
+    }
+    if (index_avx512(line, &ix, &sk, NULL, NULL, NULL) != 1) return NULL;
+    return rk_walk_line(line, &ix, wanted, spans, found);
+}
+
+static int avx512_usable(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2")
+        && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 }
 
 typedef int (*index_fn)(const uint8_t *, struct line_index *);
 
 static index_fn index_for(int level) { return level == 2 ? index_avx2 : level == 1 ? index_ssse3 : NULL; }
 
-static index_fn chosen_index;
 static int chosen_level;
 
 /// Chosen before main runs, so no thread ever sees it half done.
 __attribute__((constructor))
 static void choose_line_kernel(void) {
     chosen_level = rk_simd_level_of_cpu();
-    chosen_index = index_for(chosen_level);
+    if (chosen_level == 2 && avx512_usable()) chosen_level = 3;
 }
 
 int rk_line_kernel_level(void) { return chosen_level; }
 
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                            int level) {
-    // A level asked for runs only where the CPU has it (AVX2 implies SSSE3).
-    index_fn index = level == 0 ? chosen_index : level <= chosen_level ? index_for(level) : NULL;
+                            int level, rk_line_templates *templates) {
+    // A level asked for runs only where the CPU has it (each implies the ones below).
+    if (level == 0) level = chosen_level;
+    if (level > chosen_level) return NULL;
+    if (level == 3) return scan_avx512(line, wanted, spans, found, templates);
+    index_fn index = index_for(level);
     if (index == NULL) return NULL;
     struct line_index ix;
     if (index(line, &ix) != 1) return NULL;
@@ -174,8 +312,8 @@ const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t 
 int rk_line_kernel_level(void) { return 0; }
 
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                            int level) {
-    (void)line; (void)wanted; (void)spans; (void)found; (void)level;
+                            int level, rk_line_templates *templates) {
+    (void)line; (void)wanted; (void)spans; (void)found; (void)level; (void)templates;
     return 0;
 }
 

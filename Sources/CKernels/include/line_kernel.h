@@ -4,8 +4,39 @@
 #include <stdint.h>
 
 /// Which whole-line kernel this CPU runs: 0 none (the scalar scanner does everything), 1 SSSE3,
-/// 2 AVX2. Decided once, by CPU feature, before main.
+/// 2 AVX2, 3 AVX-512 (with VBMI2 and BMI2). Decided once, by CPU feature, before main.
 int rk_line_kernel_level(void);
+
+/// Longest skeleton a template holds, and how many templates a scanner keeps.
+#define RK_TEMPLATE_MAX 256
+#define RK_TEMPLATES 4
+
+/// A line shape the walk accepted (line_template.c): its skeleton, which fields it found, and
+/// where each found field's span starts and ends, counted in skeleton bytes.
+typedef struct {
+    /// 64 bytes more than the longest, for whole-register loads.
+    uint8_t skeleton[RK_TEMPLATE_MAX + 64];
+    /// The spans' ends in skeleton bytes, in ascending order, and for each the index into
+    /// `rk_scan_line`'s spans it gives; `bound_count` of them.
+    uint16_t bounds[16];
+    uint8_t span_of[16];
+    uint32_t bound_count;
+    /// 0 for an empty slot.
+    uint32_t length;
+    uint32_t wanted;
+    uint32_t found;
+} rk_line_template;
+
+/// One scanner's templates (zeroed to start), used by the AVX-512 kernel only. Never shared
+/// between threads.
+typedef struct {
+    rk_line_template slots[RK_TEMPLATES];
+    /// The slot that matched last (tried first), and the one the next new shape replaces.
+    uint32_t last;
+    uint32_t next;
+    /// Lines answered from a template (the tests check that templates do answer).
+    uint64_t hits;
+} rk_line_templates;
 
 /// The fast path of JSONLineScanner for the common line: a JSON object with no backslash in
 /// it, no control character inside a string, well-formed UTF-8, nested less than 64 levels,
@@ -24,9 +55,11 @@ int rk_line_kernel_level(void);
 ///
 /// Reads whole 64-byte blocks from `line`, never one that starts past the first `\n`: the
 /// caller keeps 64 readable bytes after that `\n` (LineReader.padding). `spans` holds 16
-/// pointers. `level` 0 means the kernel chosen for this CPU; 1 or 2 ask for that one (tests
-/// hold both to the scalar scanner), and NULL comes back when the CPU lacks it.
+/// pointers. `level` 0 means the kernel chosen for this CPU; 1, 2 or 3 ask for that one (tests
+/// hold each to the scalar scanner), and NULL comes back when the CPU lacks it. `templates`,
+/// when not NULL, lets the AVX-512 kernel skip the walk for a line shaped like one it already
+/// accepted (line_template.c); the answer is the same either way.
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                            int level);
+                            int level, rk_line_templates *templates);
 
 #endif

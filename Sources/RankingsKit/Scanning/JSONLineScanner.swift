@@ -48,8 +48,11 @@ public struct JSONLineScanner: ~Copyable {
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
     /// lines it declines, the string kernel on long strings and non-ASCII text.
     private let simd: Bool
-    /// Which whole-line kernel: 0 the one chosen for this CPU, 1 SSSE3, 2 AVX2 (for tests).
+    /// Which whole-line kernel: 0 the one chosen for this CPU, 1 SSSE3, 2 AVX2, 3 AVX-512 (for tests).
     private let lineKernel: Int32
+    /// The line shapes the AVX-512 kernel has accepted, so that it walks each shape once
+    /// (line_template.c); nil turns them off (for tests).
+    private let kernelTemplates: UnsafeMutablePointer<rk_line_templates>?
     /// Where the line kernel writes the spans it found: start and end of field `f` at `2 f`.
     private let kernelSpans: UnsafeMutablePointer<UnsafePointer<UInt8>?>
 
@@ -57,19 +60,29 @@ public struct JSONLineScanner: ~Copyable {
         self.init(wanted: wanted, simd: simd, lineKernel: 0)
     }
 
-    init(wanted: FieldSet, simd: Bool, lineKernel: Int32) {
+    init(wanted: FieldSet, simd: Bool, lineKernel: Int32, templates: Bool = true) {
         self.wanted = wanted.union(.ratingOnly)
         self.simd = simd
         self.lineKernel = lineKernel
+        if templates {
+            kernelTemplates = .allocate(capacity: 1)
+            kernelTemplates!.initialize(to: rk_line_templates())
+        } else {
+            kernelTemplates = nil
+        }
         stack = .allocate(capacity: Self.maxDepth + 2)
         kernelSpans = .allocate(capacity: 16)
         kernelSpans.initialize(repeating: nil, count: 16)
         keyScratch = ByteBuffer(capacity: 64)
     }
 
+    /// Lines the AVX-512 kernel answered from a template without a walk (for tests).
+    var templateHits: UInt64 { kernelTemplates?.pointee.hits ?? 0 }
+
     deinit {
         stack.deallocate()
         kernelSpans.deallocate()
+        kernelTemplates?.deallocate()
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -95,7 +108,7 @@ public struct JSONLineScanner: ~Copyable {
         fields.reset()
         if simd && kernelRest == 0 {
             guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: kernelSpans, found: &kernelFound,
-                                                 level: lineKernel) else {
+                                                 level: lineKernel, templates: kernelTemplates) else {
                 // Declined: `scanScalar` judges the line. A file whose lines the kernel keeps
                 // declining (escapes in every line, say) should not pay for it twice.
                 kernelDeclines &+= 1

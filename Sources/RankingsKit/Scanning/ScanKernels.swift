@@ -1,7 +1,8 @@
 import CKernels
 import Glibc
 
-/// The SIMD side of `JSONLineScanner`: C kernels chosen by CPU feature (AVX2, else SSSE3). The
+/// The SIMD side of `JSONLineScanner`: C kernels chosen by CPU feature (AVX-512 for the line
+/// kernel where the CPU has it, AVX2, else SSSE3). The
 /// line kernel (Sources/CKernels/line_kernel.c) reads a whole common line and declines every
 /// other; the string kernel (scan_kernels.c) skips the plain bytes of a string and validates
 /// its UTF-8 32 or 16 bytes a step for the scalar scanner. Neither ever words a reason: the
@@ -18,6 +19,7 @@ public enum ScanKernels {
     /// For `--version`: which scanner this process runs.
     public static var description: String {
         switch (enabled, rk_scan_kernel_level()) {
+        case (true, 2) where rk_line_kernel_level() == 3: "scanner: AVX-512"
         case (true, 2): "scanner: AVX2"
         case (true, _): "scanner: SSSE3"
         case (false, 0): "scanner: scalar (no SIMD kernel for this CPU)"
@@ -29,8 +31,9 @@ public enum ScanKernels {
     /// object, with the wanted fields' spans in `spans`; nil when the scalar scanner must judge it.
     @inline(__always)
     static func scanLine(_ line: UnsafePointer<UInt8>, wanted: FieldSet, spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>,
-                         found: inout UInt32, level: Int32) -> UnsafePointer<UInt8>? {
-        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level)
+                         found: inout UInt32, level: Int32,
+                         templates: UnsafeMutablePointer<rk_line_templates>?) -> UnsafePointer<UInt8>? {
+        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level, templates)
     }
 
     /// The first byte at or after `p` that the scalar step must look at (see scan_kernels.h).

@@ -4,7 +4,7 @@ import Testing
 
 /// The whole-line kernel (Sources/CKernels/line_kernel.c) changes nothing the scanner reports.
 /// Lines of the shapes exports write, and every one-byte change, deletion and insertion of
-/// them, go through `JSONLineScanner` with each kernel (AVX2 and SSSE3, where the CPU has it)
+/// them, go through `JSONLineScanner` with each kernel (AVX-512, AVX2 and SSSE3, where the CPU has it)
 /// and without (scalar): outcome, reason and byte of a malformation, line end, every captured
 /// span and escape flag must be identical. The fuzz target `simd_scan` does the same on
 /// random input; these cases make sure the kernel is also the one answering for the common lines.
@@ -54,7 +54,7 @@ struct LineKernelAgreementTests {
         }
     }
 
-    /// The kernels this CPU has: 2 AVX2, 1 SSSE3.
+    /// The kernels this CPU has: 3 AVX-512, 2 AVX2, 1 SSSE3.
     static var levels: [Int32] {
         let top = rk_line_kernel_level()
         return top > 0 ? Array(1...top) : []
@@ -74,7 +74,7 @@ struct LineKernelAgreementTests {
         let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 16)
         defer { spans.deallocate() }
         var found: UInt32 = 0
-        return padded.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, 0xFF, spans, &found, level) != nil }
+        return padded.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, 0xFF, spans, &found, level, nil) != nil }
     }
 
     @Test func theKernelAnswersForTheCommonShapes() {

@@ -1,0 +1,140 @@
+import CKernels
+import Testing
+@testable import RankingsKit
+
+/// The AVX-512 kernel's templates (Sources/CKernels/line_template.c) change nothing the scanner
+/// reports. A template stands in for the walk when a line's skeleton matches one the walk
+/// accepted, so each case here first shows the scanner a line the walk accepts (twice: the
+/// second must come from the template), then a line that differs from it by one byte, one
+/// shape or one number, whose answer must be the scalar scanner's. The fuzz target `simd_scan`
+/// does the same from lines spliced into an export's.
+@Suite("Line templates agree with the scalar scanner", .enabled(if: rk_line_kernel_level() >= 3, "needs AVX-512"))
+struct LineTemplateTests {
+    static let all = FieldSet(rawValue: .max)
+
+    static func report(_ scanner: inout JSONLineScanner, _ line: [UInt8]) -> String {
+        PaddedLine.with(line) { start, _ in
+            let outcome = scanner.scan(start)
+            if outcome == .malformed { return "malformed \(scanner.failure) at \(scanner.failOffset)" }
+            var text = "\(outcome) end \(scanner.lineEnd! - start)"
+            for field in Field.allCases where field != .none {
+                if let span = scanner.fields[field] {
+                    text += " \(field) \(span.baseAddress! - start)+\(span.count)\(scanner.fields.isEscaped(field) ? "e" : "")"
+                }
+            }
+            return text
+        }
+    }
+
+    static func scalar(_ line: [UInt8]) -> String {
+        var scanner = JSONLineScanner(wanted: all, simd: false, lineKernel: 0)
+        return report(&scanner, line)
+    }
+
+    /// A scanner that has made a template of `base` and answered it from the template once.
+    static func warmed(by base: [UInt8]) -> JSONLineScanner {
+        var scanner = JSONLineScanner(wanted: all, simd: true, lineKernel: 3)
+        _ = report(&scanner, base)
+        _ = report(&scanner, base)
+        return scanner
+    }
+
+    static func expectAgreement(after base: [UInt8], _ line: [UInt8], _ comment: @autoclosure () -> String) {
+        var scanner = warmed(by: base)
+        let kernel = report(&scanner, line), reference = scalar(line)
+        #expect(kernel == reference, "\(comment()): \(String(decoding: line, as: UTF8.self))")
+    }
+
+    @Test func theTemplateAnswersForTheCommonShapes() {
+        for line in LineKernelAgreementTests.accepted {
+            let bytes = Array(line.utf8)
+            var scanner = Self.warmed(by: bytes)
+            #expect(scanner.templateHits == 1, "\(line)")
+            #expect(Self.report(&scanner, bytes) == Self.scalar(bytes), "\(line)")
+            #expect(scanner.templateHits == 2, "\(line)")
+        }
+    }
+
+    @Test(arguments: 0..<LineKernelAgreementTests.accepted.count)
+    func everyOneByteChangeAfterTheLine(_ index: Int) {
+        let base = Array(LineKernelAgreementTests.accepted[index].utf8)
+        for position in 0...base.count {
+            if position < base.count {
+                var deleted = base
+                deleted.remove(at: position)
+                Self.expectAgreement(after: base, deleted, "byte \(position) deleted")
+            }
+            for byte in LineKernelAgreementTests.interesting {
+                var inserted = base
+                inserted.insert(byte, at: position)
+                Self.expectAgreement(after: base, inserted, "\(byte) inserted at \(position)")
+                if position < base.count && base[position] != byte {
+                    var changed = base
+                    changed[position] = byte
+                    Self.expectAgreement(after: base, changed, "byte \(position) changed to \(byte)")
+                }
+            }
+        }
+    }
+
+    @Test func linesOfTheSameShapeTakeTheTemplateAndTheirOwnSpans() {
+        // Other strings and numbers of other lengths: one skeleton, so the template answers,
+        // and every span is the line's own.
+        let base = Array(#"{"id":"e1","joke_id":"j1","rating":5,"device_id":"d","week_id":"2025-W01","timestamp":{"_seconds":1,"_nanoseconds":0}}"#.utf8)
+        let same = [
+            #"{"id":"event-two","joke_id":"a much longer joke id","rating":1,"device_id":"","week_id":"x","timestamp":{"_seconds":1757881625,"_nanoseconds":643273000}}"#,
+            #"{"id":"","joke_id":"","rating":3,"device_id":"dd","week_id":"","timestamp":{"_seconds":0,"_nanoseconds":99}}"#,
+            #"{"id":"é","joke_id":"日本","rating":0,"device_id":"😀","week_id":"[{:,}]","timestamp":{"_seconds":10,"_nanoseconds":1}}"#,
+        ]
+        for line in same {
+            var scanner = Self.warmed(by: base)
+            let bytes = Array(line.utf8)
+            #expect(Self.report(&scanner, bytes) == Self.scalar(bytes), "\(line)")
+            #expect(scanner.templateHits == 2, "the template answers: \(line)")
+        }
+    }
+
+    @Test func whatASkeletonCannotShowGoesToTheWalk() {
+        // Numbers with a leading zero read as the same skeleton as good ones; the scalar
+        // scanner's verdict stands (`01` is malformed, `1.05` and `1e05` are numbers).
+        let base = Array(#"{"joke_id":"j","rating":5,"n":1.5,"e":1e5}"#.utf8)
+        let lines = [
+            #"{"joke_id":"j","rating":05,"n":1.5,"e":1e5}"#,
+            #"{"joke_id":"j","rating":0,"n":1.05,"e":1e5}"#,
+            #"{"joke_id":"j","rating":5,"n":01.5,"e":1e5}"#,
+            #"{"joke_id":"j","rating":5,"n":1.5,"e":1e05}"#,
+            #"{"joke_id":"j","rating":-05,"n":1.5,"e":1e5}"#,
+            #"{"joke_id":"j","rating":00,"n":1.5,"e":1e5}"#,
+        ]
+        for line in lines { Self.expectAgreement(after: base, Array(line.utf8), "leading zero") }
+        // A string that follows a colon is cut in the skeleton: not one that follows a space,
+        // or that sits in an array; keys of the same length name other fields.
+        let others = [
+            #"{"joke_id": "j","rating":5,"n":1.5,"e":1e5}"#,
+            #"{"week_id":"j","rating":5,"n":1.5,"e":1e5}"#,
+            #"{"joke_id":"j","rating":5,"n":[1.5],"e":1e5}"#,
+            #"{"joke_id":"j","rating":"5","n":1.5,"e":1e5}"#,
+            #"{"joke_id":"j","rating":5,"n":1.5,"e":"1e5"}"#,
+            #"{"joke_id":"j","rating":5,"n":1.5,"e":1e5,"":""}"#,
+            #"{"joke_id":"j","rating":5,"n":1.5,"e":1e5"#,
+        ]
+        for line in others { Self.expectAgreement(after: base, Array(line.utf8), "another shape") }
+    }
+
+    @Test func moreShapesThanTemplatesThroughOneScanner() {
+        // Shapes in turn, more of them than a scanner keeps, so templates are made, matched
+        // and replaced: every answer is the scalar scanner's.
+        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: 3)
+        let shapes = LineKernelAgreementTests.accepted.map { Array($0.utf8) }
+        #expect(shapes.count > Int(RK_TEMPLATES))
+        for round in 0..<3 {
+            for (index, line) in shapes.enumerated() {
+                for _ in 0...round {
+                    let kernel = Self.report(&scanner, line), reference = Self.scalar(line)
+                    #expect(kernel == reference, "round \(round), shape \(index)")
+                }
+            }
+        }
+        #expect(scanner.templateHits > 0)
+    }
+}
