@@ -79,9 +79,9 @@ static inline int skip(wire *w, uint64_t key) {
 // Inlined into its two callers: a call per property cost a fifth of the walk.
 static inline __attribute__((always_inline)) int value(const uint8_t *start, size_t count, rk_picked_property *out) {
     wire w = {start, start + count};
-    uint8_t kind = RK_VALUE_NULL;
+    uint8_t kind = RK_VALUE_NULL, number_form = 0;
     uint64_t number = 0;
-    const uint8_t *string = NULL;
+    const uint8_t *string = NULL, *number_at = NULL;
     size_t string_count = 0;
     // A value is one field as Firestore writes it: a string with a one-byte length, an
     // integer, or a double, read in a straight line. Anything else (several fields, longer
@@ -98,12 +98,16 @@ static inline __attribute__((always_inline)) int value(const uint8_t *start, siz
             wire v = {start + 1, start + count};
             if (varint(&v, &number) && v.p == v.end) {
                 kind = RK_VALUE_INTEGER;
+                number_at = start + 1;
+                number_form = 1;
                 goto done;
             }
             number = 0;
         } else if (key == KEY_DOUBLE && count == 9) {
             memcpy(&number, start + 1, 8);
             kind = RK_VALUE_DOUBLE;
+            number_at = start + 1;
+            number_form = 2;
             goto done;
         }
     }
@@ -116,11 +120,15 @@ static inline __attribute__((always_inline)) int value(const uint8_t *start, siz
             if (!bytes(&w, &string, &string_count)) return 0;
             kind = RK_VALUE_STRING;
         } else if (key == KEY_INT64) {
+            number_at = w.p;
+            number_form = 1;
             if (!varint(&w, &number)) return 0;
             kind = RK_VALUE_INTEGER;
         } else if (key == KEY_DOUBLE) {
             if (w.end - w.p < 8) return 0;
             memcpy(&number, w.p, 8);  // little-endian, as the wire format
+            number_at = w.p;
+            number_form = 2;
             w.p += 8;
             kind = RK_VALUE_DOUBLE;
         } else if (key == KEY_BOOLEAN) {
@@ -137,6 +145,8 @@ done:
         out->number = number;
         out->string = string;
         out->string_count = string_count;
+        out->number_at = number_at;
+        out->number_form = number_form;
     }
     return 1;
 }
@@ -261,6 +271,7 @@ static int path(const uint8_t *start, size_t count, rk_picked_entity *out) {
         size_t kind_count = 0, name_count = 0;
         int has_kind = 0, has_name = 0, has_id = 0;
         uint64_t id = 0;
+        const uint8_t *id_at = NULL;
         for (;;) {
             uint64_t inner;
             if (!varint(&w, &inner)) return 0;
@@ -272,6 +283,7 @@ static int path(const uint8_t *start, size_t count, rk_picked_entity *out) {
                 if (!bytes(&w, &name, &name_count)) return 0;
                 has_name = 1;
             } else if (inner == KEY_ELEMENT_ID) {
+                id_at = w.p;
                 if (!varint(&w, &id)) return 0;
                 has_id = 1;
             } else if (!skip(&w, inner)) {
@@ -286,6 +298,7 @@ static int path(const uint8_t *start, size_t count, rk_picked_entity *out) {
         out->name_count = name_count;
         out->has_name = (uint8_t)has_name;
         out->id = (int64_t)id;
+        out->id_at = id_at;
         out->has_id = (uint8_t)has_id;
     }
     return 1;

@@ -18,9 +18,13 @@ typedef struct {
     uint64_t number;
     const uint8_t *string;
     size_t string_count;
+    /// Where `number` was read from (entity templates read it there again), and how: 0 not
+    /// read, 1 a varint, 2 eight little-endian bytes.
+    const uint8_t *number_at;
     uint32_t seen;
     uint8_t kind;
     uint8_t multiple;
+    uint8_t number_form;
 } rk_picked_property;
 
 /// An entity's key path (its length, the last element) and its five properties, in the order
@@ -32,6 +36,8 @@ typedef struct {
     const uint8_t *name;
     size_t name_count;
     int64_t id;
+    /// Where `id` was read from (a varint), for entity templates.
+    const uint8_t *id_at;
     uint8_t has_name;
     uint8_t has_id;
     rk_picked_property properties[5];
@@ -45,5 +51,35 @@ typedef struct {
 /// the verdict and the reason. So 1 may only ever be returned for a record the Swift decoder
 /// accepts, with the same picks: the export_entity fuzz target holds the two to that.
 int rk_entity_pick(const uint8_t *record, size_t count, rk_picked_entity *out);
+
+/// Entity templates (entity_template.c): the layouts `rk_entity_pick` took, each with a mask of
+/// the bytes its walk depends on. A record of that length equal to one under its mask is picked
+/// from the template without a walk.
+#define RK_ENTITY_TEMPLATE_MAX 1024
+#define RK_ENTITY_TEMPLATES 4
+
+typedef struct {
+    /// 64 bytes more than the longest, for whole-register loads.
+    uint8_t bytes[RK_ENTITY_TEMPLATE_MAX + 64];
+    uint8_t mask[RK_ENTITY_TEMPLATE_MAX + 64];
+    /// 0 for an empty slot.
+    size_t length;
+    /// The walk's picks of `bytes`: its pointers point into `bytes`.
+    rk_picked_entity picks;
+} rk_entity_template;
+
+/// One reader's templates (zeroed to start); never shared between threads.
+typedef struct {
+    rk_entity_template slots[RK_ENTITY_TEMPLATES];
+    /// The slot that matched last (tried first), and the one the next new layout replaces.
+    uint32_t last;
+    uint32_t next;
+    /// Records picked from a template (the tests check that templates do answer).
+    uint64_t hits;
+} rk_entity_templates;
+
+/// `rk_entity_pick` with templates: the same answer and the same picks, for every record.
+int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
+                             rk_entity_templates *templates);
 
 #endif

@@ -31,7 +31,8 @@ public struct ExportFileReader: ~Copyable {
         defer { close(fd) }
         var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size, buffers: buffers)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
-            var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath)
+            var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath,
+                                        templates: buffers.entityTemplates)
             defer { decoder = visitor.decoder }
             return try log.read(blocks: blocks, into: &visitor)
         }
@@ -49,6 +50,8 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     /// The caller's sink, borrowed for the duration of one `read`.
     let sink: UnsafeMutablePointer<S>
     let path: String
+    /// The worker's entity templates (entity_template.c), owned by its `LogReadBuffers`.
+    let templates: UnsafeMutablePointer<rk_entity_templates>
     var number = 0
     /// The C walker's picks of the record being read.
     var picks = rk_picked_entity()
@@ -62,10 +65,10 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
             // Most records are plain events: judged from the C walker's picks, in place. The
             // rest are walked again by the decoder (its C walker, then Swift for what that
             // leaves) and judged by the rules, which word what is wrong.
-            let (sink, number) = (self.sink, self.number)
+            let (sink, number, templates) = (self.sink, self.number, self.templates)
             let walked = withUnsafeMutablePointer(to: &picks) { picks -> Walked in
                 guard let base = bytes.baseAddress,
-                      rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks) == 1
+                      rk_entity_pick_templated(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks, templates) == 1
                 else { return .declined }
                 guard let event = ExportEventRules.plainEvent(picks, offset: offset) else { return .picked }
                 sink.pointee.event(picked: event, record: number)

@@ -261,11 +261,20 @@ final class LogReadBuffers {
     var joined = ByteBuffer(capacity: LogFormat.blockSize)
     /// One block's fragments, as many as fit (every one a bare 7-byte header at the most).
     let fragments = UnsafeMutablePointer<rk_log_fragment>.allocate(capacity: LogFormat.blockSize / LogFormat.headerSize + 1)
+    /// The entity layouts this worker's walker has taken (entity_template.c), kept across
+    /// ranges and files: an export's files share their layouts.
+    let entityTemplates: UnsafeMutablePointer<rk_entity_templates>
 
-    init() {}
+    init() {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size,
+                                                   alignment: MemoryLayout<rk_entity_templates>.alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+        entityTemplates = raw.bindMemory(to: rk_entity_templates.self, capacity: 1)
+    }
 
     deinit {
         chunk.deallocate()
         fragments.deallocate()
+        entityTemplates.deallocate()
     }
 }

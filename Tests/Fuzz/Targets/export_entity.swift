@@ -6,7 +6,9 @@
 /// (id, joke id, rating bit for bit, timestamp, device and week ids). Both ways the decoder
 /// has: `decode` (the C walker, falling back to Swift for what it does not take) and
 /// `decodeInSwift` (Swift alone); and where the reader's fast path (`rk_entity_pick`, then
-/// `ExportEventRules.plainEvent` on the picks) gives an event, the same event.
+/// `ExportEventRules.plainEvent` on the picks) gives an event, the same event. Apart from the
+/// reference: the entity templates of entity_template.c, made from the built record before its
+/// damage, must give the walk's own picks for the damaged one.
 
 import CKernels
 
@@ -19,7 +21,38 @@ private func bytesField(_ n: UInt64, _ b: [UInt8]) -> [UInt8] { varint(n << 3 | 
 private func intField(_ n: UInt64, _ v: UInt64) -> [UInt8] { varint(n << 3) + varint(v) }
 private func fixedField(_ n: UInt64, _ v: UInt64) -> [UInt8] { varint(n << 3 | 1) + (0..<8).map { UInt8(v >> (8 * UInt64($0)) & 0xFF) } }
 
-private func build(_ input: inout FuzzInput) -> [UInt8] {
+/// Everything `rk_entity_pick` (or its templates) gives for a record, pointers as offsets.
+private func picksText(_ record: [UInt8], templates: UnsafeMutablePointer<rk_entity_templates>?) -> String {
+    var e = rk_picked_entity()
+    return record.withUnsafeBufferPointer { buffer -> String in
+        let base = buffer.baseAddress
+        let picked = templates.map { rk_entity_pick_templated(base, buffer.count, &e, $0) } ?? rk_entity_pick(base, buffer.count, &e)
+        guard picked == 1, let base else { return "declined \(picked)" }
+        func at(_ p: UnsafePointer<UInt8>?) -> String { p.map { "\($0 - base)" } ?? "nil" }
+        var text = "path \(e.path_length) kind \(at(e.kind))+\(e.kind_count) name \(at(e.name))+\(e.name_count) id \(e.id) at \(at(e.id_at)) \(e.has_name) \(e.has_id)"
+        withUnsafeBytes(of: e.properties) { raw in
+            for p in raw.bindMemory(to: rk_picked_property.self) {
+                text += "; \(p.seen) \(p.kind) \(p.multiple) \(p.meaning) \(p.number) \(at(p.string))+\(p.string_count) \(at(p.number_at)) \(p.number_form)"
+            }
+        }
+        return text
+    }
+}
+
+/// A record picked from a template of `base` (the record before the builder's damage) must get
+/// exactly the walk's picks: the same answer, the same offsets, the same numbers.
+private func checkTemplates(base: [UInt8], record: [UInt8], input: [UInt8]) {
+    let templates = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
+    defer { templates.deallocate() }
+    templates.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+    let t = templates.bindMemory(to: rk_entity_templates.self, capacity: 1)
+    _ = picksText(base, templates: t)
+    _ = picksText(base, templates: t)
+    let product = picksText(record, templates: t), reference = picksText(record, templates: nil)
+    if product != reference { mismatch("picks (entity template of the undamaged record)", input: input, product: product, reference: reference) }
+}
+
+private func build(_ input: inout FuzzInput, before: inout [UInt8]) -> [UInt8] {
     let kinds = ["rating_events", "jokes", "rating_event", ""].map { Array($0.utf8) }
     let names = ["joke_id", "rating", "timestamp", "device_id", "week_id", "note", "Rating"].map { Array($0.utf8) }
     var elements: [UInt8] = []
@@ -61,6 +94,7 @@ private func build(_ input: inout FuzzInput) -> [UInt8] {
         out += bytesField(m & 0x80 != 0 ? 14 : 15, body)
     }
     out += bytesField(16, [])
+    before = out
     let damage = input.byte()
     if damage & 0xC0 == 0xC0 && !out.isEmpty {
         out[Int(input.byte()) * 7 % out.count] ^= max(1, input.byte())
@@ -127,7 +161,9 @@ private func plainVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict? {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
-    let record = input.byte() & 1 == 0 ? input.rest : build(&input)
+    var before: [UInt8] = []
+    let record = input.byte() & 1 == 0 ? input.rest : build(&input, before: &before)
+    checkTemplates(base: before.isEmpty ? record : before, record: record, input: input.bytes)
     let reference = ReferenceEntity.judge(record)
     for mode in 0..<3 {
         let swiftOnly = mode == 1

@@ -1,0 +1,274 @@
+// Entity templates: `rk_entity_pick` done once per record layout instead of once per record.
+// An export's entities of one collection are written alike: the same fields in the same order,
+// the same property names, and (ids being of fixed length: 20-character document ids, UUIDs,
+// week ids) the same lengths; they differ in the bytes of their strings and numbers.
+//
+// Why a masked match may stand in for the walk. The walk (entity_pick.c) is a function of the
+// record's bytes, and of only some of them: every key (tag), every length, every varint's
+// continuation bits, the property names (which slot a property fills), and the meaning and
+// multiple flags decide what it does and what it picks; the bytes of strings (values, key
+// kinds and names, fields it skips), of doubles and fixed fields, and the value bits of the
+// other varints (int64 values, key ids, booleans, skipped varints) it only ever copies or
+// points at. (The one exception: a varint's tenth byte may only hold its 64th bit. A layout
+// with a ten-byte varint among the latter gets no template.) `describe` below reads a record
+// the walk accepted field by field, as the walk does, and marks each byte: 0xFF where the walk
+// depends on the byte, 0x80 where only its continuation bit counts, 0 where nothing does. A
+// record of the same length that equals the template's under that mask is walked exactly as
+// the template's was: same fields, same offsets, same picks but for what is read from those
+// bytes (pointers into the record, numbers), which `rk_entity_pick_templated` reads.
+#include "entity_pick.h"
+
+#include <string.h>
+
+enum {
+    KEY_ENTITY_KEY = 13 << 3 | 2, KEY_PROPERTY = 14 << 3 | 2, KEY_RAW_PROPERTY = 15 << 3 | 2,
+    KEY_PATH = 14 << 3 | 2,
+    KEY_ELEMENT_START = 1 << 3 | 3, KEY_ELEMENT_END = 1 << 3 | 4,
+    KEY_ELEMENT_ID = 3 << 3 | 0,
+    KEY_MEANING = 1 << 3 | 0, KEY_NAME = 3 << 3 | 2, KEY_MULTIPLE = 4 << 3 | 0, KEY_VALUE = 5 << 3 | 2,
+    KEY_INT64 = 1 << 3 | 0, KEY_DOUBLE = 4 << 3 | 1,
+};
+
+#define DEPENDS 0xFF
+#define CONTINUATION 0x80
+#define OPAQUE 0x00
+
+// A cursor over one message of the record that marks the mask as it reads. Every reader
+// returns 0 for what it cannot describe (then no template is made; the walk took the record,
+// so that is only ever a layout this reader is stricter about than the walk).
+typedef struct {
+    const uint8_t *p, *end, *base;
+    uint8_t *mask;
+} cursor;
+
+static int varint(cursor *c, uint64_t *value, uint8_t mark) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (c->p >= c->end) return 0;
+        uint8_t b = *c->p;
+        // Ten bytes: the walk looks at the tenth byte's value. Only `DEPENDS` may take those.
+        if (shift == 63 && mark != DEPENDS) return 0;
+        c->mask[c->p - c->base] = mark;
+        c->p++;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *value = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// A length-delimited field's length (which the walk depends on) and its bytes, marked `mark`.
+static int bytes(cursor *c, cursor *inner, uint8_t mark) {
+    uint64_t length;
+    if (!varint(c, &length, DEPENDS) || length > (uint64_t)(c->end - c->p)) return 0;
+    memset(c->mask + (c->p - c->base), mark, (size_t)length);
+    *inner = (cursor){c->p, c->p + length, c->base, c->mask};
+    c->p += length;
+    return 1;
+}
+
+// A field the walk skips (or reads only for its value): what its wire type makes of it.
+static int other(cursor *c, uint64_t key) {
+    uint64_t ignored;
+    cursor inner;
+    switch (key & 7) {
+    case 0: return varint(c, &ignored, CONTINUATION);
+    case 1:
+    case 5: {
+        size_t n = (key & 7) == 1 ? 8 : 4;
+        if ((size_t)(c->end - c->p) < n) return 0;
+        memset(c->mask + (c->p - c->base), OPAQUE, n);
+        c->p += n;
+        return 1;
+    }
+    case 2: return bytes(c, &inner, OPAQUE);
+    default: return 0;
+    }
+}
+
+static int value(cursor c) {
+    while (c.p < c.end) {
+        uint64_t key;
+        if (!varint(&c, &key, DEPENDS)) return 0;
+        // Strings, int64s, doubles and booleans are only copied; the kind is the key's.
+        if (!other(&c, key)) return 0;
+    }
+    return 1;
+}
+
+static int property(cursor c) {
+    while (c.p < c.end) {
+        uint64_t key, ignored;
+        cursor inner;
+        if (!varint(&c, &key, DEPENDS)) return 0;
+        int ok;
+        if (key == KEY_NAME) ok = bytes(&c, &inner, DEPENDS);
+        else if (key == KEY_MEANING || key == KEY_MULTIPLE) ok = varint(&c, &ignored, DEPENDS);
+        else if (key == KEY_VALUE) ok = bytes(&c, &inner, DEPENDS) && value(inner);
+        else ok = other(&c, key);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int path(cursor c) {
+    while (c.p < c.end) {
+        uint64_t key;
+        if (!varint(&c, &key, DEPENDS)) return 0;
+        if (key != KEY_ELEMENT_START) {
+            if (!other(&c, key)) return 0;
+            continue;
+        }
+        for (;;) {
+            uint64_t inner_key;
+            if (!varint(&c, &inner_key, DEPENDS)) return 0;
+            if (inner_key == KEY_ELEMENT_END) break;
+            // Kind, name and id are only copied.
+            if (!other(&c, inner_key)) return 0;
+        }
+    }
+    return 1;
+}
+
+static int entity_key(cursor c) {
+    while (c.p < c.end) {
+        uint64_t key;
+        cursor inner;
+        if (!varint(&c, &key, DEPENDS)) return 0;
+        int ok = key == KEY_PATH ? bytes(&c, &inner, DEPENDS) && path(inner) : other(&c, key);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int describe(const uint8_t *record, size_t count, uint8_t *mask) {
+    cursor c = {record, record + count, record, mask};
+    while (c.p < c.end) {
+        uint64_t key;
+        cursor inner;
+        if (!varint(&c, &key, DEPENDS)) return 0;
+        int ok;
+        if (key == KEY_RAW_PROPERTY || key == KEY_PROPERTY) ok = bytes(&c, &inner, DEPENDS) && property(inner);
+        else if (key == KEY_ENTITY_KEY) ok = bytes(&c, &inner, DEPENDS) && entity_key(inner);
+        else ok = other(&c, key);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+// Whether `record` equals the template's bytes wherever its mask says the walk depends on them.
+static int matches_portable(const rk_entity_template *t, const uint8_t *record, size_t count) {
+    size_t i = 0;
+    uint64_t differs = 0;
+    for (; i + 8 <= count; i += 8) {
+        uint64_t a, b, m;
+        memcpy(&a, record + i, 8);
+        memcpy(&b, t->bytes + i, 8);
+        memcpy(&m, t->mask + i, 8);
+        differs |= (a ^ b) & m;
+    }
+    for (; i < count; i++) differs |= (uint64_t)((record[i] ^ t->bytes[i]) & t->mask[i]);
+    return differs == 0;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+// 64 bytes a step, the last step masked to the record's end (so never read past it).
+__attribute__((target("avx512f,avx512bw")))
+static int matches_avx512(const rk_entity_template *t, const uint8_t *record, size_t count) {
+    for (size_t i = 0; i < count; i += 64) {
+        __mmask64 in = count - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (count - i)) - 1;
+        __m512i a = _mm512_maskz_loadu_epi8(in, record + i);
+        __m512i b = _mm512_loadu_si512((const void *)(t->bytes + i));
+        __m512i m = _mm512_loadu_si512((const void *)(t->mask + i));
+        if (_mm512_mask_test_epi8_mask(in, _mm512_xor_si512(a, b), m)) return 0;
+    }
+    return 1;
+}
+
+static int avx512;
+
+__attribute__((constructor))
+static void choose_matcher(void) {
+    __builtin_cpu_init();
+    avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
+
+static int matches(const rk_entity_template *t, const uint8_t *record, size_t count) {
+    return avx512 ? matches_avx512(t, record, count) : matches_portable(t, record, count);
+}
+#else
+static int matches(const rk_entity_template *t, const uint8_t *record, size_t count) {
+    return matches_portable(t, record, count);
+}
+#endif
+
+static inline const uint8_t *moved(const uint8_t *p, const uint8_t *from, const uint8_t *to) {
+    return p == NULL ? NULL : to + (p - from);
+}
+
+static uint64_t read_varint(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) return v;
+    }
+}
+
+// The template's picks, moved from its bytes to `record`, with the numbers read from there.
+static void pick_from(const rk_entity_template *t, const uint8_t *record, rk_picked_entity *out) {
+    *out = t->picks;
+    out->kind = moved(out->kind, t->bytes, record);
+    out->name = moved(out->name, t->bytes, record);
+    if (out->id_at) {
+        out->id_at = moved(out->id_at, t->bytes, record);
+        out->id = (int64_t)read_varint(out->id_at);
+    }
+    for (int i = 0; i < 5; i++) {
+        rk_picked_property *p = &out->properties[i];
+        p->string = moved(p->string, t->bytes, record);
+        if (p->number_form == 0) continue;
+        p->number_at = moved(p->number_at, t->bytes, record);
+        if (p->number_form == 1) p->number = read_varint(p->number_at);
+        else memcpy(&p->number, p->number_at, 8);
+    }
+}
+
+static void remember(const uint8_t *record, size_t count, const rk_picked_entity *picks, rk_entity_templates *templates) {
+    if (count > RK_ENTITY_TEMPLATE_MAX) return;
+    rk_entity_template *t = &templates->slots[templates->next];
+    t->length = 0;
+    if (!describe(record, count, t->mask)) return;
+    memcpy(t->bytes, record, count);
+    t->picks = *picks;
+    t->picks.kind = moved(picks->kind, record, t->bytes);
+    t->picks.name = moved(picks->name, record, t->bytes);
+    t->picks.id_at = moved(picks->id_at, record, t->bytes);
+    for (int i = 0; i < 5; i++) {
+        t->picks.properties[i].string = moved(picks->properties[i].string, record, t->bytes);
+        t->picks.properties[i].number_at = moved(picks->properties[i].number_at, record, t->bytes);
+    }
+    t->length = count;
+    templates->last = templates->next;
+    templates->next = (templates->next + 1) % RK_ENTITY_TEMPLATES;
+}
+
+int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
+                             rk_entity_templates *templates) {
+    for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++) {
+        uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
+        const rk_entity_template *t = &templates->slots[slot];
+        if (t->length != count || count == 0 || !matches(t, record, count)) continue;
+        pick_from(t, record, out);
+        templates->last = slot;
+        templates->hits++;
+        return 1;
+    }
+    int picked = rk_entity_pick(record, count, out);
+    if (picked == 1) remember(record, count, out, templates);
+    return picked;
+}
