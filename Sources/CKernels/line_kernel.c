@@ -248,27 +248,46 @@ static inline int index_avx512(const uint8_t *line, struct line_index *ix, struc
 }
 
 __attribute__((target(AVX512_TARGET)))
+static const uint8_t *scan_templated(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
+                                     rk_line_templates *templates) {
+    struct line_index ix;
+    struct line_skeleton sk;
+    // Most lines have the shape of the line before: compared on the way.
+    const rk_line_template *last = &templates->slots[templates->last];
+    if (last->length > 0 && last->wanted == wanted) {
+        int matches = 0;
+        if (index_avx512(line, &ix, &sk, last, &matches, spans) != 1) return NULL;
+        if (matches && !sk.leading_zero) {
+            templates->hits++;
+            *found = last->found;
+            return line + ix.newline;
+        }
+    }
+    // Another shape: the skeleton itself, for the other templates, or to make one.
+    if (index_avx512(line, &ix, &sk, NULL, NULL, NULL) != 1) return NULL;
+    return rk_walk_line_templated(line, &ix, &sk, wanted, spans, found, templates);
+}
+
+__attribute__((target(AVX512_TARGET)))
 static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                                   rk_line_templates *templates) {
     struct line_index ix;
-    struct line_skeleton sk;
     if (templates != NULL) {
-        // Most lines have the shape of the line before: compared on the way.
-        const rk_line_template *last = &templates->slots[templates->last];
-        if (last->length > 0 && last->wanted == wanted) {
-            int matches = 0;
-            if (index_avx512(line, &ix, &sk, last, &matches, spans) != 1) return NULL;
-            if (matches && !sk.leading_zero) {
-                templates->hits++;
-                *found = last->found;
-                return line + ix.newline;
+        if (templates->rest == 0) {
+            uint64_t hits = templates->hits;
+            const uint8_t *end = scan_templated(line, wanted, spans, found, templates);
+            if (templates->hits != hits) {
+                templates->misses = 0;
+            } else if (++templates->misses == RK_TEMPLATE_PATIENCE) {
+                templates->misses = 0;
+                templates->rest = RK_TEMPLATE_REST;
             }
+            return end;
         }
-        // Another shape: the skeleton itself, for the other templates, or to make one.
-        if (index_avx512(line, &ix, &sk, NULL, NULL, NULL) != 1) return NULL;
-        return rk_walk_line_templated(line, &ix, &sk, wanted, spans, found, templates);
+        templates->rest--;
     }
-    if (index_avx512(line, &ix, &sk, NULL, NULL, NULL) != 1) return NULL;
+    // Without templates the skeleton is wasted work: AVX2's index, then the walk.
+    if (index_avx2(line, &ix) != 1) return NULL;
     return rk_walk_line(line, &ix, wanted, spans, found);
 }
 

@@ -36,7 +36,15 @@ typedef struct {
     uint32_t next;
     /// Lines answered from a template (the tests check that templates do answer).
     uint64_t hits;
+    /// Lines in a row no template answered, and lines left before templates are tried again
+    /// after `RK_TEMPLATE_PATIENCE` of those (keys in another order on every line, say: each
+    /// miss costs a second pass over the line).
+    uint32_t misses;
+    uint32_t rest;
 } rk_line_templates;
+
+#define RK_TEMPLATE_PATIENCE 16
+#define RK_TEMPLATE_REST 1024
 
 /// The fast path of JSONLineScanner for the common line: a JSON object with no backslash in
 /// it, no control character inside a string, well-formed UTF-8, nested less than 64 levels,

@@ -97,6 +97,25 @@ struct EntityTemplateTests {
         #expect(answered > 100)
     }
 
+    @Test("entities of ever-changing layouts rest the templates, which come back after")
+    func rest() {
+        let templates = Templates()
+        // Event ids of 20 lengths: no template answers, so after 16 misses they rest for
+        // 1,024 records (the walk answers), then are tried again.
+        for length in 1...20 {
+            let record = TestEntity.vote(String(repeating: "e", count: length))
+            #expect(Self.picks(record, templates) == Self.picks(record, nil))
+        }
+        #expect(templates.hits == 0)
+        let steady = TestEntity.vote("steady", joke: "joke-1", rating: .integer(3))
+        let reference = Self.picks(steady, nil)
+        for number in 0..<(Int(RK_ENTITY_TEMPLATE_REST) + 40) {
+            #expect(Self.picks(steady, templates) == reference)
+            if number < Int(RK_ENTITY_TEMPLATE_REST) - 20 { #expect(templates.hits == 0) }
+        }
+        #expect(templates.hits >= 30)
+    }
+
     @Test("votes with other ids and numbers of the same lengths take the template")
     func sameLayout() {
         let templates = Self.warmed(by: TestEntity.vote("event-1", joke: "joke-00001", rating: .integer(5)))

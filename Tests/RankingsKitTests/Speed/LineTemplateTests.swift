@@ -121,6 +121,31 @@ struct LineTemplateTests {
         for line in others { Self.expectAgreement(after: base, Array(line.utf8), "another shape") }
     }
 
+    @Test func aFileOfEverChangingShapesRestsTheTemplatesAndComesBack() {
+        // Keys in another order on each of 20 lines: no template answers, so after 16 misses
+        // they rest for 1,024 lines (the AVX2 index and the walk answer), then are tried again.
+        let keys = [#""joke_id":"j""#, #""rating":4"#, #""week_id":"w""#, #""device_id":"d""#, #""id":"e""#]
+        var lines: [[UInt8]] = []
+        var order = Array(keys.indices)
+        for _ in 0..<20 {
+            order = order.dropFirst() + [order[0]]
+            if lines.count % 5 == 4 { order.swapAt(0, 2) }
+            lines.append(Array(("{" + order.map { keys[$0] }.joined(separator: ",") + "}").utf8))
+        }
+        let steady = Array(LineKernelAgreementTests.accepted[0].utf8)
+        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: 3)
+        for line in lines { #expect(Self.report(&scanner, line) == Self.scalar(line)) }
+        let resting = scanner.templateHits
+        let reference = Self.scalar(steady)
+        for number in 0..<(Int(RK_TEMPLATE_REST) + 40) {
+            let answer = Self.report(&scanner, steady)
+            if answer != reference { Issue.record("line \(number): \(answer)"); return }
+            // Resting: no template answers, however alike the lines.
+            if number < Int(RK_TEMPLATE_REST) - 20 { #expect(scanner.templateHits == resting) }
+        }
+        #expect(scanner.templateHits >= resting + 30)
+    }
+
     @Test func moreShapesThanTemplatesThroughOneScanner() {
         // Shapes in turn, more of them than a scanner keeps, so templates are made, matched
         // and replaced: every answer is the scalar scanner's.
