@@ -40,6 +40,13 @@ static inline __m256i utf8_errors_avx2(__m256i prev, __m256i v) {
 
 /// Bits of a 64-byte block from two 32-byte byte masks.
 #define BITS2(lo, hi) ((uint64_t)(uint32_t)_mm256_movemask_epi8(lo) | ((uint64_t)(uint32_t)_mm256_movemask_epi8(hi) << 32))
+
+/// The bytes of a 64-byte block (`lo`, `hi`; `prev` the 32 before) where UTF-8 is not well formed.
+__attribute__((target("avx2")))
+static inline uint64_t utf8_error_bits(__m256i prev, __m256i lo, __m256i hi) {
+    const __m256i zero = _mm256_setzero_si256();
+    return ~BITS2(_mm256_cmpeq_epi8(utf8_errors_avx2(prev, lo), zero), _mm256_cmpeq_epi8(utf8_errors_avx2(lo, hi), zero));
+}
 #define EQ2(c) BITS2(_mm256_cmpeq_epi8(lo, c), _mm256_cmpeq_epi8(hi, c))
 
 __attribute__((target("avx2")))
@@ -72,10 +79,7 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
             k.utf8_error = 0;
             uint64_t non_ascii = BITS2(lo, hi);
             block_unfinished = TAIL_MAY_CONTINUE(non_ascii);
-            if (non_ascii || unfinished) {
-                k.utf8_error = ~BITS2(_mm256_cmpeq_epi8(utf8_errors_avx2(prev, lo), zero),
-                                      _mm256_cmpeq_epi8(utf8_errors_avx2(lo, hi), zero));
-            }
+            if (non_ascii || unfinished) k.utf8_error = utf8_error_bits(prev, lo, hi);
         }
         unfinished = block_unfinished;
         prev = hi;
@@ -189,11 +193,7 @@ static inline int index_avx512(const uint8_t *line, struct line_index *ix, struc
             k.backslash = backslashes;
             k.control = controls;
             k.utf8_error = 0;
-            if (non_ascii || unfinished) {
-                __m256i lo = _mm512_castsi512_si256(v);
-                k.utf8_error = ~BITS2(_mm256_cmpeq_epi8(utf8_errors_avx2(prev, lo), zero),
-                                      _mm256_cmpeq_epi8(utf8_errors_avx2(lo, hi), zero));
-            }
+            if (non_ascii || unfinished) k.utf8_error = utf8_error_bits(prev, _mm512_castsi512_si256(v), hi);
         }
         unfinished = block_unfinished;
         prev = hi;

@@ -39,6 +39,12 @@ struct LineKernelAgreementTests {
 
     static func report(_ line: [UInt8], simd: Bool, level: Int32) -> String {
         var scanner = JSONLineScanner(wanted: FieldSet(rawValue: .max), simd: simd, lineKernel: level)
+        return report(&scanner, line)
+    }
+
+    /// Everything `scanner` reports for `line` (padded with quotes, which must never be read as
+    /// part of it).
+    static func report(_ scanner: inout JSONLineScanner, _ line: [UInt8]) -> String {
         let padded = line + [0x0A] + [UInt8](repeating: UInt8(ascii: "\""), count: LineReader.padding)
         return padded.withUnsafeBufferPointer { buffer in
             let start = buffer.baseAddress!
@@ -98,26 +104,31 @@ struct LineKernelAgreementTests {
         #endif
     }
 
-    @Test(arguments: 0..<accepted.count)
-    func everyOneByteChange(_ index: Int) {
-        let base = Array(Self.accepted[index].utf8)
+    /// Every one-byte deletion of `base`, and every insertion and change of an interesting byte,
+    /// each with what was done.
+    static func oneByteChanges(of base: [UInt8], _ body: ([UInt8], String) -> Void) {
         for position in 0...base.count {
             if position < base.count {
                 var deleted = base
                 deleted.remove(at: position)
-                Self.expectAgreement(deleted, "byte \(position) deleted")
+                body(deleted, "byte \(position) deleted")
             }
-            for byte in Self.interesting {
+            for byte in interesting {
                 var inserted = base
                 inserted.insert(byte, at: position)
-                Self.expectAgreement(inserted, "\(byte) inserted at \(position)")
+                body(inserted, "\(byte) inserted at \(position)")
                 if position < base.count && base[position] != byte {
                     var changed = base
                     changed[position] = byte
-                    Self.expectAgreement(changed, "byte \(position) changed to \(byte)")
+                    body(changed, "byte \(position) changed to \(byte)")
                 }
             }
         }
+    }
+
+    @Test(arguments: 0..<accepted.count)
+    func everyOneByteChange(_ index: Int) {
+        Self.oneByteChanges(of: Array(Self.accepted[index].utf8)) { line, what in Self.expectAgreement(line, what) }
     }
 
     @Test func everyCutOfTheLine() {

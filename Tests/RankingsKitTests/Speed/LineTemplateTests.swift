@@ -13,17 +13,7 @@ struct LineTemplateTests {
     static let all = FieldSet(rawValue: .max)
 
     static func report(_ scanner: inout JSONLineScanner, _ line: [UInt8]) -> String {
-        PaddedLine.with(line) { start, _ in
-            let outcome = scanner.scan(start)
-            if outcome == .malformed { return "malformed \(scanner.failure) at \(scanner.failOffset)" }
-            var text = "\(outcome) end \(scanner.lineEnd! - start)"
-            for field in Field.allCases where field != .none {
-                if let span = scanner.fields[field] {
-                    text += " \(field) \(span.baseAddress! - start)+\(span.count)\(scanner.fields.isEscaped(field) ? "e" : "")"
-                }
-            }
-            return text
-        }
+        LineKernelAgreementTests.report(&scanner, line)
     }
 
     static func scalar(_ line: [UInt8]) -> String {
@@ -58,23 +48,7 @@ struct LineTemplateTests {
     @Test(arguments: 0..<LineKernelAgreementTests.accepted.count)
     func everyOneByteChangeAfterTheLine(_ index: Int) {
         let base = Array(LineKernelAgreementTests.accepted[index].utf8)
-        for position in 0...base.count {
-            if position < base.count {
-                var deleted = base
-                deleted.remove(at: position)
-                Self.expectAgreement(after: base, deleted, "byte \(position) deleted")
-            }
-            for byte in LineKernelAgreementTests.interesting {
-                var inserted = base
-                inserted.insert(byte, at: position)
-                Self.expectAgreement(after: base, inserted, "\(byte) inserted at \(position)")
-                if position < base.count && base[position] != byte {
-                    var changed = base
-                    changed[position] = byte
-                    Self.expectAgreement(after: base, changed, "byte \(position) changed to \(byte)")
-                }
-            }
-        }
+        LineKernelAgreementTests.oneByteChanges(of: base) { line, what in Self.expectAgreement(after: base, line, what) }
     }
 
     @Test func linesOfTheSameShapeTakeTheTemplateAndTheirOwnSpans() {
