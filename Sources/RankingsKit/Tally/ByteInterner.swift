@@ -86,7 +86,7 @@ public final class ByteInterner: @unchecked Sendable {
             if s == 0 { return (insert(key, hash: h, at: i), true) }
             let e = Int(s &- 1)
             if hashes[e] == h && Int(lengths[e]) == key.count
-                && (key.count == 0 || memcmp(starts[e], key.baseAddress!, key.count) == 0) {
+                && (key.count == 0 || Self.same(starts[e], key.baseAddress!, key.count)) {
                 return (e, false)
             }
             i = (i &+ 1) & slotMask
@@ -159,6 +159,22 @@ public final class ByteInterner: @unchecked Sendable {
         }
     }
 
+    /// Whether the `n` bytes at `a` and `b` are equal: 8-byte words, the last one overlapping
+    /// the one before, where a call to `memcmp` for a 20-byte id cost as much as the compare.
+    @inline(__always)
+    static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        guard n >= 8 else { return memcmp(a, b, n) == 0 }
+        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+        var i = 0
+        while i + 8 < n {
+            if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        return ra.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == rb.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+    }
+
     /// A fast multiply-xorshift hash over 8-byte words.
     @inline(__always)
     func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
@@ -174,11 +190,16 @@ public final class ByteInterner: @unchecked Sendable {
             i += 8
         }
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < n {
-            tail |= UInt64(base[i]) << shift
-            shift += 8
-            i += 1
+        if n >= 8 && i < n {
+            // The last 8 bytes in one load, the ones already hashed shifted out.
+            tail = raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) >> UInt64(8 * (8 - (n - i)))
+        } else {
+            var shift: UInt64 = 0
+            while i < n {
+                tail |= UInt64(base[i]) << shift
+                shift += 8
+                i += 1
+            }
         }
         h = (h ^ tail) &* m
         h ^= h >> 32
