@@ -9,8 +9,8 @@
 // multiple flags decide what it does and what it picks; the bytes of strings (values, key
 // kinds and names, fields it skips), of doubles and fixed fields, and the value bits of the
 // other varints (int64 values, key ids, booleans, skipped varints) it only ever copies or
-// points at. (The one exception: a varint's tenth byte may only hold its 64th bit. A layout
-// with a ten-byte varint among the latter gets no template.) `describe` below reads a record
+// points at (but for a varint's tenth byte, which may only hold its 64th bit: the walk judges
+// its value, so it counts whole). `describe` below reads a record
 // the walk accepted field by field, as the walk does, and marks each byte: 0xFF where the walk
 // depends on the byte, 0x80 where only its continuation bit counts, 0 where nothing does. A
 // record of the same length that equals the template's under that mask is walked exactly as
@@ -20,14 +20,7 @@
 
 #include <string.h>
 
-enum {
-    KEY_ENTITY_KEY = 13 << 3 | 2, KEY_PROPERTY = 14 << 3 | 2, KEY_RAW_PROPERTY = 15 << 3 | 2,
-    KEY_PATH = 14 << 3 | 2,
-    KEY_ELEMENT_START = 1 << 3 | 3, KEY_ELEMENT_END = 1 << 3 | 4,
-    KEY_ELEMENT_ID = 3 << 3 | 0,
-    KEY_MEANING = 1 << 3 | 0, KEY_NAME = 3 << 3 | 2, KEY_MULTIPLE = 4 << 3 | 0, KEY_VALUE = 5 << 3 | 2,
-    KEY_INT64 = 1 << 3 | 0, KEY_DOUBLE = 4 << 3 | 1,
-};
+#include "entity_keys.h"
 
 #define DEPENDS 0xFF
 #define CONTINUATION 0x80
@@ -46,9 +39,8 @@ static int varint(cursor *c, uint64_t *value, uint8_t mark) {
     for (int shift = 0; shift < 64; shift += 7) {
         if (c->p >= c->end) return 0;
         uint8_t b = *c->p;
-        // Ten bytes: the walk looks at the tenth byte's value. Only `DEPENDS` may take those.
-        if (shift == 63 && mark != DEPENDS) return 0;
-        c->mask[c->p - c->base] = mark;
+        // The walk judges a tenth byte by its value (it may only hold the 64th bit).
+        c->mask[c->p - c->base] = shift == 63 ? DEPENDS : mark;
         c->p++;
         v |= (uint64_t)(b & 0x7F) << shift;
         if (b < 0x80) {

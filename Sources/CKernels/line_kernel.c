@@ -223,6 +223,8 @@ static inline int index_avx512(const uint8_t *line, struct line_index *ix, struc
         int count = __builtin_popcountll(kept);
         if (against == NULL) {
             _mm512_storeu_si512((void *)(sk->bytes + length), bytes);
+        } else if (count == 0) {
+            // Nothing kept (a block inside a string, or the `\n` at its start): nothing to compare.
         } else if (length < RK_TEMPLATE_MAX) {
             __mmask64 m = count == 64 ? ~(__mmask64)0 : ((__mmask64)1 << count) - 1;
             differs |= _mm512_mask_cmpneq_epi8_mask(m, bytes, _mm512_loadu_si512((const void *)(against->skeleton + length)));

@@ -98,7 +98,9 @@ const uint8_t *rk_walk_line_templated(const uint8_t *line, const struct line_ind
     if (!sk->leading_zero) {
         for (uint32_t slot = 0; slot < RK_TEMPLATES; slot++) {
             const rk_line_template *t = &templates->slots[slot];
-            if (t->length != (uint32_t)sk->length || t->wanted != wanted || !same_skeleton(t->skeleton, sk->bytes, sk->length))
+            // An empty slot (length 0) must not match the empty line's empty skeleton.
+            if (t->length == 0 || t->length != (uint32_t)sk->length || t->wanted != wanted
+                || !same_skeleton(t->skeleton, sk->bytes, sk->length))
                 continue;
             for (uint32_t i = 0; i < t->bound_count; i++) spans[t->span_of[i]] = line + line_offset(sk, t->bounds[i]);
             *found = t->found;

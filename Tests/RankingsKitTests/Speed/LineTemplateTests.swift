@@ -95,6 +95,21 @@ struct LineTemplateTests {
         for line in others { Self.expectAgreement(after: base, Array(line.utf8), "another shape") }
     }
 
+    @Test func anEmptySlotMatchesNothing() {
+        // The empty line's skeleton is empty, as an unused slot's is: still declined, whatever
+        // is wanted (a review found it taken with nothing wanted).
+        var templates = rk_line_templates()
+        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 16)
+        defer { spans.deallocate() }
+        var found: UInt32 = 0
+        let line = [UInt8(ascii: "\n")] + [UInt8](repeating: 0, count: LineReader.padding)
+        for wanted: UInt32 in [0, 1, 0xFF] {
+            let end = line.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, wanted, spans, &found, 3, &templates) }
+            #expect(end == nil, "wanted \(wanted)")
+        }
+        #expect(templates.hits == 0)
+    }
+
     @Test func aFileOfEverChangingShapesRestsTheTemplatesAndComesBack() {
         // Keys in another order on each of 20 lines: no template answers, so after 16 misses
         // they rest for 1,024 lines (the AVX2 index and the walk answer), then are tried again.
