@@ -109,6 +109,14 @@ public final class LatestVotes: @unchecked Sendable {
     /// and `tally`'s, partition by partition. `other` is left empty (its jokes stay in
     /// `otherTally` for the caller to empty).
     func merge(_ other: LatestVotes, otherTally: Tally, into tally: Tally) {
+        let renumbering = renumbering(of: other, otherTally: otherTally, into: tally)
+        for partition in 0..<partitions.count { absorb(partition, of: other, renumbering) }
+    }
+
+    /// How `other`'s owners, jokes and ratings are numbered here: the first half of a merge,
+    /// which touches this table's interners and `tally` (so one thread at a time), and empties
+    /// `other`'s owners.
+    func renumbering(of other: LatestVotes, otherTally: Tally, into tally: Tally) -> Renumbering {
         var ownerMap = [UInt64](repeating: 0, count: other.owners.count)
         for o in 0..<other.owners.count {
             ownerMap[o] = UInt64(other.owners.withKey(o) { owners.intern($0, hash: other.owners.hashOf(o)).index })
@@ -118,12 +126,23 @@ public final class LatestVotes: @unchecked Sendable {
         other.owners.removeAll()
         other.lastOwner = nil
         lastOwner = nil
-        let ratingMap = other.ratingValues.map { index(ofRating: $0) }
-        for (mine, theirs) in zip(partitions, other.partitions) {
-            mine.absorb(theirs) { v in
-                v.key = ownerMap[Int(v.key >> 32)] << 32 | jokeMap[Int(v.key & 0xFFFF_FFFF)]
-                v.rating = ratingMap[Int(v.rating)]
-            }
+        return Renumbering(owners: ownerMap, jokes: jokeMap, ratings: other.ratingValues.map { index(ofRating: $0) })
+    }
+
+    struct Renumbering {
+        let owners: [UInt64]
+        let jokes: [UInt64]
+        let ratings: [UInt32]
+    }
+
+    static var partitionCount: Int { 1 << partitionBits }
+
+    /// The second half of a merge, one partition: touches only that partition of each table,
+    /// so merges of different partitions may run at the same time.
+    func absorb(_ partition: Int, of other: LatestVotes, _ r: Renumbering) {
+        partitions[partition].absorb(other.partitions[partition]) { v in
+            v.key = r.owners[Int(v.key >> 32)] << 32 | r.jokes[Int(v.key & 0xFFFF_FFFF)]
+            v.rating = r.ratings[Int(v.rating)]
         }
     }
 
