@@ -18,6 +18,9 @@
 static void (*init_fn)(struct inflate_state *);
 static void (*reset_fn)(struct inflate_state *);
 static int (*inflate_fn)(struct inflate_state *);
+static int (*read_header_fn)(struct inflate_state *, struct isal_gzip_header *);
+static void (*header_init_fn)(struct isal_gzip_header *);
+static uint32_t (*crc_fn)(uint32_t, const unsigned char *, uint64_t);
 static int loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
@@ -28,13 +31,22 @@ static void load(void) {
     init_fn = (void (*)(struct inflate_state *))dlsym(library, "isal_inflate_init");
     reset_fn = (void (*)(struct inflate_state *))dlsym(library, "isal_inflate_reset");
     inflate_fn = (int (*)(struct inflate_state *))dlsym(library, "isal_inflate");
-    loaded = init_fn && reset_fn && inflate_fn;
+    read_header_fn = (int (*)(struct inflate_state *, struct isal_gzip_header *))dlsym(library, "isal_read_gzip_header");
+    header_init_fn = (void (*)(struct isal_gzip_header *))dlsym(library, "isal_gzip_header_init");
+    crc_fn = (uint32_t (*)(uint32_t, const unsigned char *, uint64_t))dlsym(library, "crc32_gzip_refl");
+    loaded = init_fn && reset_fn && inflate_fn && read_header_fn && header_init_fn && crc_fn;
 }
 
 int rk_isal_available(void) {
     pthread_once(&load_once, load);
     return loaded;
 }
+
+// ISA-L inflates the deflate data only (ISAL_DEFLATE); the gzip wrapper around it is read here:
+// the header with ISA-L's own reader, the trailer below. ISA-L's gzip mode would also compute
+// the CRC-32 on the inflating thread, the one a gzip run waits on; with `check_crc` off it is
+// left to the caller (rk_isal_member_crc), which checks it on the thread that scans.
+enum { PHASE_HEADER, PHASE_BODY, PHASE_TRAILER };
 
 struct rk_isal_stream {
     struct inflate_state state;
@@ -43,6 +55,14 @@ struct rk_isal_stream {
     /// The member's first four bytes as they arrive, for `check_header`.
     uint8_t header[4];
     uint32_t header_seen;
+    int check_crc;
+    int phase;
+    /// Kept across calls: ISA-L's header reader resumes from its fields.
+    struct isal_gzip_header gzip_header;
+    /// The CRC-32 of the member's output so far (when `check_crc`).
+    uint32_t crc;
+    uint8_t trailer[8];
+    uint32_t trailer_seen;
 };
 
 // zlib refuses a bad gzip header as soon as it holds two of its bytes (the magic, then the
@@ -69,15 +89,23 @@ static int check_header(rk_isal_stream *stream) {
     return 0;
 }
 
-rk_isal_stream *rk_isal_open(void) {
+static void start_member(rk_isal_stream *stream) {
+    stream->state.crc_flag = ISAL_DEFLATE;
+    stream->header_seen = 0;
+    stream->phase = PHASE_HEADER;
+    header_init_fn(&stream->gzip_header);
+    stream->crc = 0;
+    stream->trailer_seen = 0;
+}
+
+rk_isal_stream *rk_isal_open(int check_crc) {
     if (!rk_isal_available()) return NULL;
     rk_isal_stream *stream = malloc(sizeof *stream);
     if (!stream) return NULL;
     init_fn(&stream->state);
-    // The gzip wrapper only, with its CRC-32 and length checked, as zlib's 15 + 16 does.
-    stream->state.crc_flag = ISAL_GZIP;
     stream->member_in = 0;
-    stream->header_seen = 0;
+    stream->check_crc = check_crc;
+    start_member(stream);
     return stream;
 }
 
@@ -91,28 +119,76 @@ void rk_isal_set_input(rk_isal_stream *stream, const uint8_t *input, uint32_t co
 
 uint32_t rk_isal_avail_in(const rk_isal_stream *stream) { return stream->state.avail_in; }
 
+// The trailer's 8 bytes (CRC-32, then the length mod 2^32, little-endian) as they come: first
+// what ISA-L already holds (header bytes it kept, then whole bytes of its bit buffer after the
+// final block's last bit), then the input. The bit buffer holds 64 bits at most, so every byte
+// in it belongs to the trailer and none to the next member.
+static void take_trailer(rk_isal_stream *stream) {
+    struct inflate_state *state = &stream->state;
+    for (int i = 0; i < state->tmp_in_size && stream->trailer_seen < 8; i++)
+        stream->trailer[stream->trailer_seen++] = state->tmp_in_buffer[i];
+    state->tmp_in_size = 0;
+    int32_t spare_bits = state->read_in_length % 8;
+    state->read_in >>= spare_bits;
+    state->read_in_length -= spare_bits;
+    while (state->read_in_length >= 8 && stream->trailer_seen < 8) {
+        stream->trailer[stream->trailer_seen++] = (uint8_t)state->read_in;
+        state->read_in >>= 8;
+        state->read_in_length -= 8;
+    }
+    while (state->avail_in > 0 && stream->trailer_seen < 8) {
+        stream->trailer[stream->trailer_seen++] = *state->next_in++;
+        state->avail_in--;
+    }
+}
+
+static uint32_t load_le32(const uint8_t *bytes) {
+    return (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16 | (uint32_t)bytes[3] << 24;
+}
+
 int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uint32_t *produced) {
-    stream->state.next_out = output;
-    stream->state.avail_out = count;
+    struct inflate_state *state = &stream->state;
+    state->next_out = output;
+    state->avail_out = count;
     *produced = 0;
     int status = check_header(stream);
     if (status < 0) return status;
-    status = inflate_fn(&stream->state);
-    *produced = count - stream->state.avail_out;
-    if (status < 0) return status;
-    if (stream->state.block_state == ISAL_BLOCK_FINISH) return RK_ISAL_MEMBER_END;
-    return RK_ISAL_OK;
+    if (stream->phase == PHASE_HEADER) {
+        status = read_header_fn(state, &stream->gzip_header);
+        if (status < 0) return status;
+        if (status > 0) return RK_ISAL_OK;  // the header goes on in the next input
+        stream->phase = PHASE_BODY;
+    }
+    if (stream->phase == PHASE_BODY) {
+        status = inflate_fn(state);
+        *produced = count - state->avail_out;
+        if (stream->check_crc) stream->crc = crc_fn(stream->crc, output, *produced);
+        if (status < 0) return status;
+        if (state->block_state != ISAL_BLOCK_FINISH) return RK_ISAL_OK;
+        stream->phase = PHASE_TRAILER;
+    }
+    take_trailer(stream);
+    if (stream->trailer_seen < 8) return RK_ISAL_OK;
+    // Both are "incorrect data check", as ISA-L's own gzip mode reports either.
+    if (stream->check_crc && load_le32(stream->trailer) != stream->crc) return ISAL_INCORRECT_CHECKSUM;
+    if (load_le32(stream->trailer + 4) != state->total_out) return ISAL_INCORRECT_CHECKSUM;
+    return RK_ISAL_MEMBER_END;
+}
+
+uint32_t rk_isal_member_crc(const rk_isal_stream *stream) { return load_le32(stream->trailer); }
+
+uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count) {
+    return crc_fn(crc, bytes, count);
 }
 
 void rk_isal_next_member(rk_isal_stream *stream) {
     uint8_t *next_in = stream->state.next_in;
     uint32_t avail_in = stream->state.avail_in;
     reset_fn(&stream->state);
-    stream->state.crc_flag = ISAL_GZIP;
     stream->state.next_in = next_in;
     stream->state.avail_in = avail_in;
     stream->member_in = avail_in;
-    stream->header_seen = 0;
+    start_member(stream);
 }
 
 const char *rk_isal_message(int status) {
@@ -135,7 +211,7 @@ const char *rk_isal_message(int status) {
 
 // Built without ISA-L's header: zlib only.
 int rk_isal_available(void) { return 0; }
-rk_isal_stream *rk_isal_open(void) { return NULL; }
+rk_isal_stream *rk_isal_open(int check_crc) { (void)check_crc; return NULL; }
 void rk_isal_close(rk_isal_stream *stream) { (void)stream; }
 void rk_isal_set_input(rk_isal_stream *stream, const uint8_t *input, uint32_t count) {
     (void)stream; (void)input; (void)count;
@@ -147,6 +223,11 @@ int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uin
     return -1;
 }
 void rk_isal_next_member(rk_isal_stream *stream) { (void)stream; }
+uint32_t rk_isal_member_crc(const rk_isal_stream *stream) { (void)stream; return 0; }
+uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count) {
+    (void)bytes; (void)count;
+    return crc;
+}
 const char *rk_isal_message(int status) { (void)status; return "ISA-L not built in"; }
 
 #endif

@@ -18,7 +18,9 @@ int rk_isal_available(void);
 typedef struct rk_isal_stream rk_isal_stream;
 
 /// A new inflate state for gzip members; NULL when ISA-L is not available or memory is short.
-rk_isal_stream *rk_isal_open(void);
+/// With `check_crc` 0 each member's CRC-32 is left to the caller (`rk_isal_member_crc`); its
+/// length is always checked.
+rk_isal_stream *rk_isal_open(int check_crc);
 void rk_isal_close(rk_isal_stream *stream);
 
 /// Hands the next compressed bytes to the stream; only when `rk_isal_avail_in` is 0.
@@ -30,6 +32,13 @@ int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uin
 
 /// Starts the next member after RK_ISAL_MEMBER_END, keeping the unread input.
 void rk_isal_next_member(rk_isal_stream *stream);
+
+/// After RK_ISAL_MEMBER_END: the CRC-32 the member's trailer gives for its inflated bytes.
+uint32_t rk_isal_member_crc(const rk_isal_stream *stream);
+
+/// The gzip CRC-32 of `bytes` continued from `crc` (0 to start), with ISA-L's folding code;
+/// only where `rk_isal_available`.
+uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count);
 
 /// The words for a negative status, in the style of zlib's messages.
 const char *rk_isal_message(int status);

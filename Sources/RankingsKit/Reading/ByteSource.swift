@@ -7,6 +7,15 @@ public protocol ByteSource: SendableMetatype {
     /// Bytes taken from the underlying file or pipe so far (compressed bytes for gzip), for
     /// progress and the run summary.
     var bytesConsumed: Int64 { get }
+    /// Whether this source leaves checksums to its reader (`GzipSource` with `deferChecksums`).
+    var defersChecksums: Bool { get }
+    /// The checksums to verify that came due since the last call, in order.
+    mutating func takeDeferredChecksums() -> [DeferredChecksum]
+}
+
+extension ByteSource {
+    public var defersChecksums: Bool { false }
+    public mutating func takeDeferredChecksums() -> [DeferredChecksum] { [] }
 }
 
 /// A failure while reading one input, named by the path the user gave.

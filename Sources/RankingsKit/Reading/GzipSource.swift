@@ -8,6 +8,10 @@ import Glibc
 /// A stream that stops before a member's end, or holds bytes that are not gzip, is a
 /// `corruptGzip` error naming the file: the data is bad, so retrying cannot help. Both
 /// inflaters accept and refuse the same streams (the gzip fuzz target compares them).
+///
+/// `deferChecksums`: with ISA-L, each member's CRC-32 is handed on (`takeDeferredChecksums`)
+/// for the thread that reads the inflated bytes to check, instead of computed here. A gzip run
+/// waits on the inflating thread alone; the scanning thread has time to spare.
 public struct GzipSource<Compressed: ByteSource>: ByteSource {
     private var compressed: Compressed
     private let path: String
@@ -18,16 +22,27 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
     private var finished = false
     /// Set after a member ends: the next input byte must start another member or be the end.
     private var betweenMembers = false
+    /// Inflated bytes handed out so far, over all members.
+    private var inflated: Int64 = 0
+    private var deferred: [DeferredChecksum] = []
 
     public var bytesConsumed: Int64 { compressed.bytesConsumed }
+    public let defersChecksums: Bool
 
-    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active) throws(InputError) {
+    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active,
+                deferChecksums: Bool = false) throws(InputError) {
         self.compressed = compressed
         self.path = path
-        guard let inflater = Inflater(kind) else {
+        defersChecksums = deferChecksums && kind == .isal
+        guard let inflater = Inflater(kind, checkCRC: !defersChecksums) else {
             throw .readFailed(path: path, reason: "\(kind.name) could not start")
         }
         self.inflater = inflater
+    }
+
+    public mutating func takeDeferredChecksums() -> [DeferredChecksum] {
+        defer { deferred = [] }
+        return deferred
     }
 
     public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
@@ -55,6 +70,10 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
                 break
             case .memberEnd:
                 betweenMembers = true
+                if defersChecksums {
+                    deferred.append(DeferredChecksum(end: inflated + Int64(produced), expected: inflater.memberCRC,
+                                                     failure: .corruptGzip(path: path, reason: "corrupt gzip data: incorrect data check")))
+                }
             case .stalled:
                 // No progress possible: only an error when no more input will come.
                 if inputEOF && step.written == 0 {
@@ -70,8 +89,19 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
             // Hand back what we have rather than wait for a full buffer at a member's end.
             if betweenMembers && produced > 0 { break }
         }
+        inflated += Int64(produced)
         return produced
     }
+}
+
+/// A gzip member's CRC-32, for the reader of the inflated bytes to check: the CRC-32 of the
+/// bytes before `end` since the previous check (or the start) must be `expected`.
+public struct DeferredChecksum: Sendable {
+    /// Where the member ends, in bytes of the inflated stream from its start.
+    public let end: Int64
+    public let expected: UInt32
+    /// What the read fails with when the bytes do not match.
+    public let failure: InputError
 }
 
 /// Which inflater a binary uses, for `--version` and the tests.
@@ -109,11 +139,11 @@ final class Inflater {
 
     enum Status { case progress, memberEnd, stalled, corrupt(String) }
 
-    init?(_ kind: Inflaters.Kind) {
+    init?(_ kind: Inflaters.Kind, checkCRC: Bool = true) {
         self.kind = kind
         switch kind {
         case .isal:
-            guard let state = rk_isal_open() else { return nil }
+            guard let state = rk_isal_open(checkCRC ? 1 : 0) else { return nil }
             isal = state
             zlib = nil
         case .zlib:
@@ -154,6 +184,9 @@ final class Inflater {
             rk_isal_set_input(isal, input, UInt32(count))
         }
     }
+
+    /// The trailer's CRC-32 of the member that just ended (ISA-L without `checkCRC` only).
+    var memberCRC: UInt32 { rk_isal_member_crc(isal) }
 
     func nextMember() {
         if let zlib { inflateReset(zlib) } else { rk_isal_next_member(isal) }

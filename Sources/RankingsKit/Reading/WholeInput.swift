@@ -18,7 +18,7 @@ extension InputFile {
             return (lines, source.bytesConsumed)
         case .gzip:
             let raw = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
-            let gzip = try GzipSource(raw, path: displayPath)
+            let gzip = try GzipSource(raw, path: displayPath, deferChecksums: true)
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         case .detectOnRead:
             let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
@@ -26,7 +26,7 @@ extension InputFile {
             guard raw.peeked.count == 2 && Compression.of(raw.peeked[0], raw.peeked[1]) == .gzip else {
                 return try Self.readAhead(raw, with: reader, into: &consumer)
             }
-            let gzip = try GzipSource(raw, path: displayPath)
+            let gzip = try GzipSource(raw, path: displayPath, deferChecksums: true)
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         }
     }

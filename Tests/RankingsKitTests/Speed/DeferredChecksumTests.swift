@@ -1,0 +1,122 @@
+import CKernels
+import Testing
+@testable import RankingsKit
+
+/// With ISA-L, a gzip file read ahead on a second thread has each member's CRC-32 checked by
+/// the reading thread (`PrefetchSource`), not the inflating one. The checks must hold where
+/// members end at a chunk's edge, inside one, in a chunk of their own (an empty member), and
+/// where only the CRC-32 can see the damage (a byte changed in a stored block).
+@Suite("Deferred gzip checksums")
+struct DeferredChecksumTests {
+    typealias Source = ParallelEquivalenceTests.MemorySource
+
+    /// Everything a `PrefetchSource` hands out, in reads of `step`, and the error it ends with.
+    static func readAhead(_ stream: [UInt8], chunkSize: Int, step: Int) -> (output: [UInt8], error: InputError?) {
+        var out: [UInt8] = []
+        do {
+            let gzip = try GzipSource(Source(bytes: stream, step: 4096), path: "f.gz", using: .isal, deferChecksums: true)
+            #expect(gzip.defersChecksums)
+            let prefetcher = Prefetcher(gzip, chunkSize: chunkSize, depth: 2)
+            var ahead = PrefetchSource(prefetcher)
+            defer {
+                ahead.release()
+                prefetcher.close()
+            }
+            var buffer = [UInt8](repeating: 0, count: step)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { try ahead.read(into: $0.baseAddress!, count: $0.count) }
+                if n == 0 { return (out, nil) }
+                out += buffer[..<n]
+            }
+        } catch {
+            return (out, error as? InputError)
+        }
+    }
+
+    static let text: [UInt8] = Array((0..<400).map { "{\"joke_id\":\"j\($0 % 23)\",\"rating\":\($0 % 5 + 1)}\n" }.joined().utf8)
+
+    /// Members of 0, 1, 2, 3, 5, 8 ... bytes, and where each one's trailer starts in the stream.
+    static func members() throws -> (stream: [UInt8], trailers: [Int], ends: [Int]) {
+        var stream: [UInt8] = [], trailers: [Int] = [], ends: [Int] = []
+        var from = 0, a = 0, b = 1
+        while from < text.count {
+            let to = min(text.count, from + a)
+            stream += try ScratchDirectory.gzip(Array(text[from..<to]))
+            trailers.append(stream.count - 8)
+            ends.append(to)
+            (a, b, from) = (b, a + b, to)
+        }
+        return (stream, trailers, ends)
+    }
+
+    @Test func goodMembersPassAtEveryChunkEdge() throws {
+        #expect(rk_isal_available() != 0)
+        let (stream, _, ends) = try Self.members()
+        #expect(ends.count > 10)
+        // Chunk sizes that put member ends on, before and after chunk edges, and reads shorter
+        // and longer than a chunk.
+        for chunkSize in [1, 2, 3, 5, 8, 13, 89, 144, 4096] {
+            for step in [1, 7, 1000] {
+                let (output, error) = Self.readAhead(stream, chunkSize: chunkSize, step: step)
+                #expect(error == nil, "chunk \(chunkSize), step \(step): \(error as Any)")
+                #expect(output == Self.text, "chunk \(chunkSize), step \(step)")
+            }
+        }
+    }
+
+    @Test func aWrongCRCFailsBeforeItsMemberEnds() throws {
+        let (stream, trailers, ends) = try Self.members()
+        for (member, trailer) in trailers.enumerated() {
+            var bad = stream
+            bad[trailer + 1] ^= 0x40
+            for chunkSize in [1, 13, 4096] {
+                let (output, error) = Self.readAhead(bad, chunkSize: chunkSize, step: 7)
+                #expect(error == .corruptGzip(path: "f.gz", reason: "corrupt gzip data: incorrect data check"),
+                        "member \(member), chunk \(chunkSize): \(error as Any)")
+                // Nothing after the damaged member; and no more than the failing read's 7 bytes
+                // short of its end, so every member before it passed.
+                #expect(output.count <= ends[member] && output.count + 7 >= ends[member],
+                        "member \(member), chunk \(chunkSize): \(output.count) bytes out")
+                #expect(Array(Self.text[..<output.count]) == output)
+            }
+        }
+    }
+
+    @Test func aByteOnlyTheCRCSeesIsCaughtWithAndWithoutDeferral() throws {
+        // Bytes gzip cannot compress go into stored blocks, where a changed byte inflates fine.
+        var generator = SplitMix(seed: 7)
+        let noise = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let gz = try ScratchDirectory.gzip(noise)
+        var bad = gz
+        bad[gz.count / 2] ^= 0x01
+        let expected = InputError.corruptGzip(path: "f.gz", reason: "corrupt gzip data: incorrect data check")
+        for chunkSize in [1000, 1 << 20] {
+            #expect(Self.readAhead(gz, chunkSize: chunkSize, step: 4096).output == noise)
+            #expect(Self.readAhead(bad, chunkSize: chunkSize, step: 4096).error == expected)
+        }
+        #expect(InflaterAgreementTests.inflate(bad, step: 4096, using: .isal).error == expected)
+        #expect(InflaterAgreementTests.inflate(bad, step: 4096, using: .zlib).error != nil)
+    }
+
+    /// A wrong length is caught by the inflating thread, deferred or not.
+    @Test func aWrongLengthFailsDeferredToo() throws {
+        let (stream, trailers, _) = try Self.members()
+        var bad = stream
+        bad[trailers[5] + 4] ^= 0x01
+        #expect(Self.readAhead(bad, chunkSize: 64, step: 64).error
+                == .corruptGzip(path: "f.gz", reason: "corrupt gzip data: incorrect data check"))
+    }
+}
+
+/// A small deterministic generator for test bytes.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
