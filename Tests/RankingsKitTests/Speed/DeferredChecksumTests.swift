@@ -84,7 +84,7 @@ struct DeferredChecksumTests {
 
     @Test func aByteOnlyTheCRCSeesIsCaughtWithAndWithoutDeferral() throws {
         // Bytes gzip cannot compress go into stored blocks, where a changed byte inflates fine.
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let noise = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let gz = try ScratchDirectory.gzip(noise)
         var bad = gz
@@ -108,15 +108,3 @@ struct DeferredChecksumTests {
     }
 }
 
-/// A small deterministic generator for test bytes.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
