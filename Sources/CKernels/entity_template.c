@@ -251,10 +251,7 @@ static void remember(const uint8_t *record, size_t count, const rk_picked_entity
 
 int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
                              rk_entity_templates *templates) {
-    if (templates->rest > 0) {
-        templates->rest--;
-        return rk_entity_pick(record, count, out);
-    }
+    if (rk_patience_resting(&templates->patience)) return rk_entity_pick(record, count, out);
     for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++) {
         uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
         const rk_entity_template *t = &templates->slots[slot];
@@ -262,13 +259,10 @@ int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_enti
         pick_from(t, record, out);
         templates->last = slot;
         templates->hits++;
-        templates->misses = 0;
+        rk_patience_hit(&templates->patience);
         return 1;
     }
-    if (++templates->misses == RK_ENTITY_TEMPLATE_PATIENCE) {
-        templates->misses = 0;
-        templates->rest = RK_ENTITY_TEMPLATE_REST;
-    }
+    rk_patience_miss(&templates->patience);
     int picked = rk_entity_pick(record, count, out);
     if (picked == 1) remember(record, count, out, templates);
     return picked;

@@ -274,19 +274,15 @@ __attribute__((target(AVX512_TARGET)))
 static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                                   rk_line_templates *templates) {
     struct line_index ix;
-    if (templates != NULL) {
-        if (templates->rest == 0) {
-            uint64_t hits = templates->hits;
-            const uint8_t *end = scan_templated(line, wanted, spans, found, templates);
-            if (templates->hits != hits) {
-                templates->misses = 0;
-            } else if (++templates->misses == RK_TEMPLATE_PATIENCE) {
-                templates->misses = 0;
-                templates->rest = RK_TEMPLATE_REST;
-            }
-            return end;
+    if (templates != NULL && !rk_patience_resting(&templates->patience)) {
+        uint64_t hits = templates->hits;
+        const uint8_t *end = scan_templated(line, wanted, spans, found, templates);
+        if (templates->hits != hits) {
+            rk_patience_hit(&templates->patience);
+        } else {
+            rk_patience_miss(&templates->patience);
         }
-        templates->rest--;
+        return end;
     }
     // Without templates the skeleton is wasted work: AVX2's index, then the walk.
     if (index_avx2(line, &ix) != 1) return NULL;

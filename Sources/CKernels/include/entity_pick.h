@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fast_path_patience.h"
+
 /// What a value of a picked property is (EntityProto's PropertyValue: the field set last).
 #define RK_VALUE_NULL 0
 #define RK_VALUE_INTEGER 1
@@ -76,15 +78,9 @@ typedef struct {
     uint32_t next;
     /// Records picked from a template (the tests check that templates do answer).
     uint64_t hits;
-    /// Records in a row no template answered, and records left before templates are tried
-    /// again after `RK_ENTITY_TEMPLATE_PATIENCE` of those (ids of many lengths, say: each miss
-    /// costs a second walk).
-    uint32_t misses;
-    uint32_t rest;
+    /// A record no template answers costs a walk after the compares.
+    rk_patience patience;
 } rk_entity_templates;
-
-#define RK_ENTITY_TEMPLATE_PATIENCE 16
-#define RK_ENTITY_TEMPLATE_REST 1024
 
 /// `rk_entity_pick` with templates: the same answer and the same picks, for every record.
 int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,

@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "fast_path_patience.h"
+
 /// Which whole-line kernel this CPU runs: 0 none (the scalar scanner does everything), 1 SSSE3,
 /// 2 AVX2, 3 AVX-512 (with VBMI2 and BMI2). Decided once, by CPU feature, before main.
 int rk_line_kernel_level(void);
@@ -36,15 +38,9 @@ typedef struct {
     uint32_t next;
     /// Lines answered from a template (the tests check that templates do answer).
     uint64_t hits;
-    /// Lines in a row no template answered, and lines left before templates are tried again
-    /// after `RK_TEMPLATE_PATIENCE` of those (keys in another order on every line, say: each
-    /// miss costs a second pass over the line).
-    uint32_t misses;
-    uint32_t rest;
+    /// A line no template answers costs a second pass over it.
+    rk_patience patience;
 } rk_line_templates;
-
-#define RK_TEMPLATE_PATIENCE 16
-#define RK_TEMPLATE_REST 1024
 
 /// The fast path of JSONLineScanner for the common line: a JSON object with no backslash in
 /// it, no control character inside a string, well-formed UTF-8, nested less than 64 levels,

@@ -38,13 +38,8 @@ public struct JSONLineScanner: ~Copyable {
     private var sawEscape = false
     /// Bit `f` set by the line kernel for each field `f` it found.
     private var kernelFound: UInt32 = 0
-    /// Lines in a row the line kernel declined, and lines left before it is tried again after
-    /// `kernelPatience` of those: it then rests for `kernelRestLines` lines. Which path judged a
-    /// line never changes the answer, only the time.
-    private var kernelDeclines = 0
-    private var kernelRest = 0
-    static let kernelPatience = 16
-    static let kernelRestLines = 1024
+    /// A line the kernel declines is scanned twice: after a run of them it rests a while.
+    private var kernelPatience = rk_patience()
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
     /// lines it declines, the string kernel on long strings and non-ASCII text.
     private let simd: Bool
@@ -106,20 +101,15 @@ public struct JSONLineScanner: ~Copyable {
     /// Scans the line that starts at `start` and runs to the first `\n`.
     public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
-        if simd && kernelRest == 0 {
+        if simd && rk_patience_resting(&kernelPatience) == 0 {
             guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: kernelSpans, found: &kernelFound,
                                                  level: lineKernel, templates: kernelTemplates) else {
-                // Declined: `scanScalar` judges the line. A file whose lines the kernel keeps
-                // declining (escapes in every line, say) should not pay for it twice.
-                kernelDeclines &+= 1
-                if kernelDeclines == Self.kernelPatience {
-                    kernelDeclines = 0
-                    kernelRest = Self.kernelRestLines
-                }
+                // Declined: `scanScalar` judges the line.
+                rk_patience_miss(&kernelPatience)
                 return scanScalar(start)
             }
             // The common line, accepted whole by the kernel.
-            kernelDeclines = 0
+            rk_patience_hit(&kernelPatience)
             var bits = kernelFound
             while bits != 0 {
                 let raw = bits.trailingZeroBitCount
@@ -130,7 +120,6 @@ public struct JSONLineScanner: ~Copyable {
             lineEnd = end
             return .object
         }
-        if kernelRest > 0 { kernelRest &-= 1 }
         return scanScalar(start)
     }
 

@@ -109,9 +109,9 @@ struct EntityTemplateTests {
         #expect(templates.hits == 0)
         let steady = TestEntity.vote("steady", joke: "joke-1", rating: .integer(3))
         let reference = Self.picks(steady, nil)
-        for number in 0..<(Int(RK_ENTITY_TEMPLATE_REST) + 40) {
+        for number in 0..<(Int(RK_PATIENCE_REST) + 40) {
             #expect(Self.picks(steady, templates) == reference)
-            if number < Int(RK_ENTITY_TEMPLATE_REST) - 20 { #expect(templates.hits == 0) }
+            if number < Int(RK_PATIENCE_REST) - 20 { #expect(templates.hits == 0) }
         }
         #expect(templates.hits >= 30)
     }

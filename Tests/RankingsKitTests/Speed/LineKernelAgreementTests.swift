@@ -150,8 +150,8 @@ extension LineKernelAgreementTests {
         // scanner: which path judged a line must not show in any answer.
         let declined = Array(#"{"joke_id":"a\u00e9","rating":5}"#.utf8)
         let accepted = Array(Self.accepted[0].utf8)
-        var lines = [[UInt8]](repeating: declined, count: JSONLineScanner.kernelPatience * 2 + 3)
-        lines += [[UInt8]](repeating: accepted, count: JSONLineScanner.kernelRestLines + 5)
+        var lines = [[UInt8]](repeating: declined, count: Int(RK_PATIENCE_MISSES) * 2 + 3)
+        lines += [[UInt8]](repeating: accepted, count: Int(RK_PATIENCE_REST) + 5)
         lines += [declined, accepted, Array("oops".utf8), accepted]
         var scalar = JSONLineScanner(wanted: FieldSet(rawValue: .max), simd: false, lineKernel: 0)
         var kernel = JSONLineScanner(wanted: FieldSet(rawValue: .max), simd: true, lineKernel: 0)

@@ -126,11 +126,11 @@ struct LineTemplateTests {
         for line in lines { #expect(Self.report(&scanner, line) == Self.scalar(line)) }
         let resting = scanner.templateHits
         let reference = Self.scalar(steady)
-        for number in 0..<(Int(RK_TEMPLATE_REST) + 40) {
+        for number in 0..<(Int(RK_PATIENCE_REST) + 40) {
             let answer = Self.report(&scanner, steady)
             if answer != reference { Issue.record("line \(number): \(answer)"); return }
             // Resting: no template answers, however alike the lines.
-            if number < Int(RK_TEMPLATE_REST) - 20 { #expect(scanner.templateHits == resting) }
+            if number < Int(RK_PATIENCE_REST) - 20 { #expect(scanner.templateHits == resting) }
         }
         #expect(scanner.templateHits >= resting + 30)
     }
