@@ -123,8 +123,10 @@ uint32_t rk_isal_avail_in(const rk_isal_stream *stream) { return stream->state.a
 // what ISA-L already holds (header bytes it kept, then whole bytes of its bit buffer after the
 // final block's last bit), then the input. The bit buffer holds 64 bits at most, so every byte
 // in it belongs to the trailer and none to the next member.
-static void take_trailer(rk_isal_stream *stream) {
+static int take_trailer(rk_isal_stream *stream) {
     struct inflate_state *state = &stream->state;
+    // Never seen otherwise (ISA-L keeps whole bytes, 0 to 64 bits); refused, not shifted by.
+    if (state->read_in_length < 0 || state->read_in_length > 64) return ISAL_INVALID_BLOCK;
     for (int i = 0; i < state->tmp_in_size && stream->trailer_seen < 8; i++)
         stream->trailer[stream->trailer_seen++] = state->tmp_in_buffer[i];
     state->tmp_in_size = 0;
@@ -140,6 +142,7 @@ static void take_trailer(rk_isal_stream *stream) {
         stream->trailer[stream->trailer_seen++] = *state->next_in++;
         state->avail_in--;
     }
+    return 0;
 }
 
 static uint32_t load_le32(const uint8_t *bytes) {
@@ -167,7 +170,8 @@ int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uin
         if (state->block_state != ISAL_BLOCK_FINISH) return RK_ISAL_OK;
         stream->phase = PHASE_TRAILER;
     }
-    take_trailer(stream);
+    status = take_trailer(stream);
+    if (status < 0) return status;
     if (stream->trailer_seen < 8) return RK_ISAL_OK;
     // Both are "incorrect data check", as ISA-L's own gzip mode reports either.
     if (stream->check_crc && load_le32(stream->trailer) != stream->crc) return ISAL_INCORRECT_CHECKSUM;

@@ -106,5 +106,35 @@ struct DeferredChecksumTests {
         #expect(Self.readAhead(bad, chunkSize: 64, step: 64).error
                 == .corruptGzip(path: "f.gz", reason: "corrupt gzip data: incorrect data check"))
     }
-}
 
+    /// A member whose header carries every optional field (FEXTRA, FNAME, FCOMMENT, FHCRC),
+    /// read in pieces of every size, deferred and not, with zlib too. ISA-L's own gzip mode
+    /// refused such a header (FHCRC) when it was split across reads; it must pass, and a wrong
+    /// header CRC must not.
+    @Test func everyHeaderFieldSplitAcrossReads() throws {
+        let plain = try ScratchDirectory.gzip(Array(Self.text[..<3000]))
+        // `gzip -n`: a 10-byte header with no flags; the deflate data and trailer follow.
+        #expect(plain[3] == 0)
+        var header: [UInt8] = [0x1F, 0x8B, 8, 0x04 | 0x08 | 0x10 | 0x02, 0, 0, 0, 0, 0, 3]
+        header += [5, 0] + Array("extra".utf8)
+        header += Array("name.ndjson".utf8) + [0] + Array("a comment".utf8) + [0]
+        let crc = header.withUnsafeBufferPointer { rk_isal_crc32(0, $0.baseAddress!, UInt64($0.count)) }
+        let good = header + [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF)] + plain[10...]
+        var bad = good
+        bad[header.count] ^= 0x01
+        let stream = good + good
+        for step in [1, 2, 3, 11, 4096] {
+            for kind in [Inflaters.Kind.isal, .zlib] {
+                let result = InflaterAgreementTests.inflate(stream, step: step, using: kind)
+                #expect(result.error == nil, "\(kind.name), step \(step): \(result.error as Any)")
+                #expect(result.output == Array(Self.text[..<3000]) + Array(Self.text[..<3000]))
+                #expect(InflaterAgreementTests.inflate(bad, step: step, using: kind).error != nil, "\(kind.name), step \(step)")
+            }
+        }
+        for chunkSize in [7, 4096] {
+            let (output, error) = Self.readAhead(stream, chunkSize: chunkSize, step: 100)
+            #expect(error == nil)
+            #expect(output.count == 6000)
+        }
+    }
+}
