@@ -211,21 +211,39 @@ static uint64_t read_varint(const uint8_t *p) {
     }
 }
 
+// A varint of at most 8 bytes with 8 readable bytes from `p`, in one load: the bytes up to the
+// first without a continuation bit, their 7-bit groups packed together. Longer varints (a
+// timestamp or id past 2^56) and varints near the record's end take `read_varint`. The varint
+// loop's byte-by-byte dependency chain was a third of taking a template's picks.
+static inline uint64_t read_varint_in(const uint8_t *p, const uint8_t *end) {
+    if (end - p < 8) return read_varint(p);
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t stops = ~w & 0x8080808080808080ULL;
+    if (stops == 0) return read_varint(p);
+    // Keep the bytes through the first stop (the bits below its stop bit and the stop bit).
+    uint64_t x = w & (stops ^ (stops - 1)) & 0x7F7F7F7F7F7F7F7FULL;
+    x = (x & 0x007F007F007F007FULL) | ((x & 0x7F007F007F007F00ULL) >> 1);
+    x = (x & 0x00003FFF00003FFFULL) | ((x & 0x3FFF00003FFF0000ULL) >> 2);
+    return (x & 0x000000000FFFFFFFULL) | ((x & 0x0FFFFFFF00000000ULL) >> 4);
+}
+
 // The template's picks, moved from its bytes to `record`, with the numbers read from there.
-static void pick_from(const rk_entity_template *t, const uint8_t *record, rk_picked_entity *out) {
+static void pick_from(const rk_entity_template *t, const uint8_t *record, size_t count, rk_picked_entity *out) {
+    const uint8_t *end = record + count;
     *out = t->picks;
     out->kind = moved(out->kind, t->bytes, record);
     out->name = moved(out->name, t->bytes, record);
     if (out->id_at) {
         out->id_at = moved(out->id_at, t->bytes, record);
-        out->id = (int64_t)read_varint(out->id_at);
+        out->id = (int64_t)read_varint_in(out->id_at, end);
     }
     for (int i = 0; i < 5; i++) {
         rk_picked_property *p = &out->properties[i];
         p->string = moved(p->string, t->bytes, record);
         if (p->number_form == 0) continue;
         p->number_at = moved(p->number_at, t->bytes, record);
-        if (p->number_form == 1) p->number = read_varint(p->number_at);
+        if (p->number_form == 1) p->number = read_varint_in(p->number_at, end);
         else memcpy(&p->number, p->number_at, 8);
     }
 }
@@ -256,7 +274,7 @@ int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_enti
         uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
         const rk_entity_template *t = &templates->slots[slot];
         if (t->length != count || count == 0 || !matches(t, record, count)) continue;
-        pick_from(t, record, out);
+        pick_from(t, record, count, out);
         templates->last = slot;
         templates->hits++;
         rk_patience_hit(&templates->patience);

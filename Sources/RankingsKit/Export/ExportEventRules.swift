@@ -59,6 +59,7 @@ struct ExportEventRules {
     /// ASCII), which `judge` then words. Where this gives an event, `judge` gives the same
     /// one: the export_entity fuzz target holds the two to that. Building the properties and
     /// copying the entity and the event for `judge` took a fifth of an export's time.
+    @inline(__always)
     static func plainEvent(_ picks: UnsafePointer<rk_picked_entity>, offset: Int64) -> PickedEvent? {
         // Field by field through pointers: the entity or its properties as values were copied
         // whole (256 bytes) record after record.
@@ -80,6 +81,7 @@ struct ExportEventRules {
     }
 
     /// `plainString` on a picked property; nil when it was not seen.
+    @inline(__always)
     static func plainString(_ p: UnsafePointer<rk_picked_property>) -> UnsafeBufferPointer<UInt8>? {
         guard p.pointee.seen > 0, p.pointee.multiple == 0, Int32(p.pointee.kind) == RK_VALUE_STRING,
               p.pointee.meaning == EntityProto.Meaning.none || p.pointee.meaning == EntityProto.Meaning.text
@@ -87,6 +89,7 @@ struct ExportEventRules {
         return UnsafeBufferPointer(start: p.pointee.string, count: p.pointee.string_count)
     }
 
+    @inline(__always)
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0
         let n = bytes.count
