@@ -29,8 +29,16 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
     public var bytesConsumed: Int64 { compressed.bytesConsumed }
     public let defersChecksums: Bool
 
-    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active,
-                deferChecksums: Bool = false) throws(InputError) {
+    /// A source that checks every member's CRC-32 itself.
+    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active) throws(InputError) {
+        try self.init(compressed, path: path, using: kind, deferChecksums: false)
+    }
+
+    /// With `deferChecksums`, only for a reader that takes and checks them (`PrefetchSource`,
+    /// through `WholeInput`): a reader that does not would accept a member whose CRC-32 is
+    /// wrong. Internal for that reason.
+    init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active,
+         deferChecksums: Bool) throws(InputError) {
         self.compressed = compressed
         self.path = path
         defersChecksums = deferChecksums && kind == .isal
