@@ -49,6 +49,20 @@ struct DeferredChecksumTests {
         return (stream, trailers, ends)
     }
 
+    /// The CRC-32 the scanning thread runs: the standard check value, whole and continued
+    /// piece by piece. Called here before any inflater has loaded ISA-L (when this test runs
+    /// first), which once called through a null pointer.
+    @Test func theCRCIsGzipsWholeAndInPieces() {
+        let check = Array("123456789".utf8)
+        #expect(check.withUnsafeBufferPointer { rk_isal_crc32(0, $0.baseAddress!, 9) } == 0xCBF4_3926)
+        for cut in 0...9 {
+            let crc = check.withUnsafeBufferPointer { b in
+                rk_isal_crc32(rk_isal_crc32(0, b.baseAddress!, UInt64(cut)), b.baseAddress! + cut, UInt64(9 - cut))
+            }
+            #expect(crc == 0xCBF4_3926, "cut at \(cut)")
+        }
+    }
+
     @Test func goodMembersPassAtEveryChunkEdge() throws {
         #expect(rk_isal_available() != 0)
         let (stream, _, ends) = try Self.members()
