@@ -13,7 +13,7 @@ let package = Package(
         // Our own C: the SIMD scanning kernels, CRC-32C for managed exports (both chosen by CPU
         // feature at run time), the managed exports' entity walker, and ISA-L's inflate loaded
         // at run time.
-        .target(name: "CKernels"),
+        .target(name: "CKernels", linkerSettings: [.linkedLibrary("z")]),
         // Linux calls Glibc hides behind _GNU_SOURCE (O_TMPFILE, renameat2), header only.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "RankingsKit", dependencies: ["CZlib", "CKernels", "CLinux"]),

@@ -10,16 +10,9 @@
 #endif
 #endif
 
-// The gzip CRC-32 a bit at a time: for `rk_isal_crc32` where ISA-L is not there (nothing in
-// the product asks then; tests that make gzip headers do).
-static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *bytes, uint64_t count) {
-    crc = ~crc;
-    for (uint64_t i = 0; i < count; i++) {
-        crc ^= bytes[i];
-        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
-    }
-    return ~crc;
-}
+// zlib's CRC-32 (the same value as ISA-L's) for `rk_isal_crc32` where ISA-L is not there:
+// nothing in the product asks then; tests that make gzip headers do. The binary links zlib.
+#include <zlib.h>
 
 #if RK_HAVE_ISAL_HEADER
 #include <dlfcn.h>
@@ -195,7 +188,7 @@ uint32_t rk_isal_member_crc(const rk_isal_stream *stream) { return load_le32(str
 uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count) {
     // Loaded here too: a caller may reach this before any inflater loaded the library (a test
     // that made a header's CRC first called through a null pointer).
-    if (!rk_isal_available()) return crc32_bitwise(crc, bytes, count);
+    if (!rk_isal_available()) return (uint32_t)crc32_z(crc, bytes, (size_t)count);
     return crc_fn(crc, bytes, count);
 }
 
@@ -243,7 +236,7 @@ int rk_isal_inflate(rk_isal_stream *stream, uint8_t *output, uint32_t count, uin
 void rk_isal_next_member(rk_isal_stream *stream) { (void)stream; }
 uint32_t rk_isal_member_crc(const rk_isal_stream *stream) { (void)stream; return 0; }
 uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count) {
-    return crc32_bitwise(crc, bytes, count);
+    return (uint32_t)crc32_z(crc, bytes, (size_t)count);
 }
 const char *rk_isal_message(int status) { (void)status; return "ISA-L not built in"; }
 

@@ -37,7 +37,7 @@ void rk_isal_next_member(rk_isal_stream *stream);
 uint32_t rk_isal_member_crc(const rk_isal_stream *stream);
 
 /// The gzip CRC-32 of `bytes` continued from `crc` (0 to start), with ISA-L's folding code;
-/// a bitwise CRC-32 where `rk_isal_available` is not (the result is the same).
+/// zlib's where `rk_isal_available` is not (the result is the same).
 uint32_t rk_isal_crc32(uint32_t crc, const uint8_t *bytes, uint64_t count);
 
 /// The words for a negative status, in the style of zlib's messages.
