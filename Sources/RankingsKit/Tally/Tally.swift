@@ -1,6 +1,7 @@
 /// Counts per joke, keyed by the joke id's exact bytes. Memory grows with distinct jokes only.
 public final class Tally: @unchecked Sendable {
     private let ids = ByteInterner()
+    private let recent = RecentIDs()
     private var counts: UnsafeMutablePointer<JokeCounts>
     private var countsCapacity = 512
     private let bound: TableBound
@@ -33,7 +34,10 @@ public final class Tally: @unchecked Sendable {
     /// The entry index for `id`, created (with zero counts) when the id is new.
     @inline(__always)
     public func entry(for id: UnsafeBufferPointer<UInt8>) -> Int {
-        created(ids.intern(id))
+        if let e = recent.entry(for: id) { return e }
+        let e = created(ids.intern(id))
+        recent.remember(id, entry: e)
+        return e
     }
 
     /// The entry for `id`, whose hash another tally of this process computed.
@@ -83,6 +87,7 @@ public final class Tally: @unchecked Sendable {
     public func removeAll() {
         counts.deinitialize(count: ids.count)
         ids.removeAll()
+        recent.removeAll()
         isFull = false
     }
 
