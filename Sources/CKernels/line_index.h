@@ -104,4 +104,14 @@ const uint8_t *rk_walk_line_templated(const uint8_t *line, const struct line_ind
                                       uint32_t wanted, const uint8_t **spans, uint32_t *found,
                                       rk_line_templates *templates);
 
+/// Layouts (line_layout.c): the line's `\n` when it matches the layout of an earlier line of
+/// its length (spans and `*found` written as for that line), else NULL having decided nothing.
+const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
+                              rk_line_templates *templates);
+
+/// Makes the layout of a line the templates accepted (its `\n` at `newline`, its spans and
+/// fields as they gave them), in the slot of its length.
+void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const uint8_t *const *spans,
+                        uint32_t found, rk_line_templates *templates);
+
 #endif

@@ -275,6 +275,20 @@ static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const ui
                                   rk_line_templates *templates) {
     struct line_index ix;
     if (templates != NULL && !rk_patience_resting(&templates->patience)) {
+        // A line laid out as one the templates answered before: the layout answers
+        // (line_layout.c). Otherwise the templates, and the line's layout for the next ones.
+        int layouts = !rk_patience_resting(&templates->layout_patience);
+        if (layouts) {
+            const uint8_t *end = rk_layout_scan(line, wanted, spans, found, templates);
+            if (end != NULL) {
+                templates->hits++;
+                templates->layout_hits++;
+                rk_patience_hit(&templates->layout_patience);
+                rk_patience_hit(&templates->patience);
+                return end;
+            }
+            rk_patience_miss(&templates->layout_patience);
+        }
         uint64_t hits = templates->hits;
         const uint8_t *end = scan_templated(line, wanted, spans, found, templates);
         if (templates->hits != hits) {
@@ -282,6 +296,7 @@ static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const ui
         } else {
             rk_patience_miss(&templates->patience);
         }
+        if (layouts && end != NULL) rk_layout_remember(line, (int)(end - line), wanted, spans, *found, templates);
         return end;
     }
     // Without templates the skeleton is wasted work: AVX2's index, then the walk.

@@ -29,6 +29,32 @@ typedef struct {
     uint32_t found;
 } rk_line_template;
 
+/// Lines up to this many 64-byte blocks (with their `\n`) can have a layout; a scanner keeps
+/// `RK_LAYOUTS` of them, at most one per line length.
+#define RK_LAYOUT_BLOCKS 8
+#define RK_LAYOUTS 8
+
+/// A line's exact layout (line_layout.c): a line the templates accepted, with what another
+/// line must share with it byte for byte to be read the same way without its skeleton.
+typedef struct {
+    /// The line, its `\n` included; bytes after it are not compared.
+    uint8_t bytes[RK_LAYOUT_BLOCKS * 64];
+    /// Bit i of word b stands for byte 64 * b + i. `quotes`: where the line's quotes are (no
+    /// other line's may be elsewhere); `same`: the bytes that must be equal (all but what value
+    /// strings hold and digits outside strings); `digits`: those digits (a digit must be there);
+    /// `lead`: the first digit of each run of two or more (a `0` there goes to the skeleton).
+    uint64_t quotes[RK_LAYOUT_BLOCKS];
+    uint64_t same[RK_LAYOUT_BLOCKS];
+    uint64_t digits[RK_LAYOUT_BLOCKS];
+    uint64_t lead[RK_LAYOUT_BLOCKS];
+    /// Offset in the line of each span of a found field, by index into `rk_scan_line`'s spans.
+    uint16_t span_at[16];
+    /// The `\n`'s offset + 1 (0 for an empty slot), and the fields asked for and found.
+    uint32_t length;
+    uint32_t wanted;
+    uint32_t found;
+} rk_line_layout;
+
 /// One scanner's templates (zeroed to start), used by the AVX-512 kernel only. Never shared
 /// between threads.
 typedef struct {
@@ -36,10 +62,21 @@ typedef struct {
     /// The slot that matched last (tried first), and the one the next new shape replaces.
     uint32_t last;
     uint32_t next;
-    /// Lines answered from a template (the tests check that templates do answer).
+    /// Lines answered from a template or a layout (the tests check that templates do answer),
+    /// and of those, the lines a layout answered.
     uint64_t hits;
+    uint64_t layout_hits;
     /// A line no template answers costs a second pass over it.
     rk_patience patience;
+    /// Layouts of lines the templates answered, tried before them; with a patience of their own
+    /// (when lines share a shape but not their string lengths, layouts only cost).
+    rk_line_layout layouts[RK_LAYOUTS];
+    rk_patience layout_patience;
+    /// The slot the next new length takes, and how many more lines no layout answered must go
+    /// by before another layout is made (making one reads the line byte by byte: several times
+    /// what matching it costs).
+    uint32_t layout_next;
+    uint32_t layout_wait;
 } rk_line_templates;
 
 /// The fast path of JSONLineScanner for the common line: a JSON object with no backslash in

@@ -73,6 +73,8 @@ public struct JSONLineScanner: ~Copyable {
 
     /// Lines the AVX-512 kernel answered from a template without a walk (for tests).
     var templateHits: UInt64 { kernelTemplates?.pointee.hits ?? 0 }
+    /// Of those, the lines a layout answered (line_layout.c).
+    var layoutHits: UInt64 { kernelTemplates?.pointee.layout_hits ?? 0 }
 
     deinit {
         stack.deallocate()

@@ -3,7 +3,8 @@
 /// whole-line kernel first, then the string kernel for the lines it declines), with the
 /// SSSE3 line kernel (the fallback for CPUs without AVX2), and through a scanner that has just
 /// read the line it was made from (so the AVX-512 kernel's template of that line answers
-/// wherever the fuzzer's line has the same skeleton). Everything the scanner reports must
+/// wherever the fuzzer's line has the same skeleton, and its layout wherever the line is laid
+/// out alike). Everything the scanner reports must
 /// be identical: the outcome, the reason and byte of a malformation, the line's end and every
 /// captured field's span and escape flag. The first difference aborts.
 ///

@@ -111,15 +111,18 @@ struct LineTemplateTests {
     }
 
     @Test func aFileOfEverChangingShapesRestsTheTemplatesAndComesBack() {
-        // Keys in another order on each of 20 lines: no template answers, so after 16 misses
-        // they rest for 1,024 lines (the AVX2 index and the walk answer), then are tried again.
+        // Keys in another order on each of 20 lines, and a key of its own on each (an order met
+        // before would be answered by the layout kept from it): no template answers, so after
+        // 16 misses they rest for 1,024 lines (the AVX2 index and the walk answer), then are
+        // tried again.
         let keys = [#""joke_id":"j""#, #""rating":4"#, #""week_id":"w""#, #""device_id":"d""#, #""id":"e""#]
         var lines: [[UInt8]] = []
         var order = Array(keys.indices)
         for _ in 0..<20 {
             order = order.dropFirst() + [order[0]]
             if lines.count % 5 == 4 { order.swapAt(0, 2) }
-            lines.append(Array(("{" + order.map { keys[$0] }.joined(separator: ",") + "}").utf8))
+            let own = #""n\#(lines.count)":0"#
+            lines.append(Array(("{" + (order.map { keys[$0] } + [own]).joined(separator: ",") + "}").utf8))
         }
         let steady = Array(LineKernelAgreementTests.accepted[0].utf8)
         var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: 3)
@@ -150,5 +153,52 @@ struct LineTemplateTests {
             }
         }
         #expect(scanner.templateHits > 0)
+    }
+}
+
+/// Layouts (Sources/CKernels/line_layout.c): a line with the bytes of one the templates answered
+/// wherever its structure is takes that line's spans without its skeleton. The one-byte changes
+/// above reach them too (the warmed scanner holds the base line's layout); here, that they
+/// answer, and what they must leave to the templates.
+extension LineTemplateTests {
+    @Test func aLineLaidOutAsTheLastTakesItsLayout() {
+        let base = Array(LineKernelAgreementTests.accepted[0].utf8)
+        // Other ids of the same lengths, other digits, another rating.
+        let alike = Array(#"{"id":"00000000-1111-2222-3333-444444444444_zzzzzzzzzzzzzzzzzzzz_1999-W01","joke_id":"zzzzzzzzzzzzzzzzzzzz","rating":5,"device_id":"00000000-1111-2222-3333-444444444444","week_id":"1999-W01","timestamp":{"_seconds":9999999999,"_nanoseconds":100000000}}"#.utf8)
+        #expect(alike.count == base.count)
+        var scanner = Self.warmed(by: base)
+        #expect(scanner.layoutHits == 1)
+        #expect(Self.report(&scanner, alike) == Self.scalar(alike))
+        #expect(scanner.layoutHits == 2)
+    }
+
+    @Test func whitespaceOutsideStringsIsPartOfTheLayout() {
+        // `\r` before the `\n` (a file written with CRLF) and tabs between tokens.
+        let base = Array("{\"joke_id\":\"j1\",\t\"rating\":5}\r".utf8)
+        let lines = ["{\"joke_id\":\"j2\",\t\"rating\":4}\r", "{\"joke_id\":\"j\r\",\t\"rating\":4}\r",
+                     "{\"joke_id\":\"j2\", \"rating\":4}\r", "{\"joke_id\":\"j2\",\t\"rating\":4}\t"]
+        for (index, text) in lines.enumerated() {
+            var scanner = Self.warmed(by: base)
+            let line = Array(text.utf8)
+            #expect(Self.report(&scanner, line) == Self.scalar(line), "\(text)")
+            #expect(scanner.layoutHits == (index == 0 ? 2 : 1), "only the first is laid out alike: \(text)")
+        }
+    }
+
+    @Test func aLeadingZeroIsLeftToTheTemplates() {
+        // A fraction's leading 0 is fine, but a layout cannot tell it from `05`: no layout is
+        // made of such a line, and a line with a 0 where the layout has a run's first digit is
+        // left to the skeleton (which leaves it to the walk).
+        let fraction = Array(#"{"joke_id":"j","rating":1.05}"#.utf8)
+        let warmed = Self.warmed(by: fraction)
+        #expect(warmed.layoutHits == 0)
+        let base = Array(#"{"joke_id":"j","rating":1.55,"n":12}"#.utf8)
+        for text in [#"{"joke_id":"j","rating":1.05,"n":12}"#, #"{"joke_id":"j","rating":1.55,"n":02}"#,
+                     #"{"joke_id":"j","rating":0.55,"n":12}"#] {
+            var scanner = Self.warmed(by: base)
+            let line = Array(text.utf8)
+            #expect(Self.report(&scanner, line) == Self.scalar(line), "\(text)")
+            #expect(scanner.layoutHits == (text.contains("0.55") ? 2 : 1), "\(text)")
+        }
     }
 }

@@ -1,0 +1,144 @@
+// Layouts: a cheaper stand-in for the templates (line_template.c) when a line has the same
+// bytes as an earlier one wherever its structure is. An export's lines mostly have the same
+// keys in the same order and ids of fixed length, so they differ only in what their value
+// strings hold and in their digits. Matching such a line takes a few compares per 64 bytes;
+// its skeleton takes a byte compress and the template compare after it.
+//
+// Why a layout match may stand in for the templates. A layout is made from a line L0 the
+// templates accepted, with L0's spans. A line L of the same length matches it when L has its
+// quotes exactly where L0 has them, the same bytes as L0 everywhere but inside value strings
+// (strings whose opening quote follows a colon) and at digits outside strings, a digit wherever
+// L0 has such a digit, no `0` where L0 has the first digit of a run of two or more, no
+// backslash or non-ASCII byte, and no control character before its `\n` but where it equals
+// L0 (which, L0 having passed stage 1, is outside strings). Then L's strings are L0's (the
+// same quotes, and no backslash to move a boundary), outside them L is L0 but for the values
+// of digits in the same runs, and no run of two or more digits starts with a `0`: so L's
+// skeleton (line_index.h) is L0's, its `leading_zero` is clear, and its stage 1 would pass (no
+// backslash, no control character in a string, ASCII only). That is exactly when the template
+// made from L0's skeleton answers for L, with spans at the same offsets as L0's.
+#include <string.h>
+
+#include "line_index.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define LAYOUT_TARGET "avx512f,avx512bw,avx512vl,bmi,popcnt"
+
+/// Lines no layout answered that go by after a layout is made before another may be: lines of
+/// ever new layouts cost one extra pass over one line in 64, at most.
+#define LAYOUT_WAIT 64
+
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/// The slot holding layouts of lines with their `\n` at `newline`, or -1.
+static int slot_of(const rk_line_templates *templates, int newline, uint32_t wanted) {
+    for (int i = 0; i < RK_LAYOUTS; i++) {
+        const rk_line_layout *l = &templates->layouts[i];
+        if (l->length == (uint32_t)newline + 1 && l->wanted == wanted) return i;
+    }
+    return -1;
+}
+
+__attribute__((target(LAYOUT_TARGET)))
+const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
+                              rk_line_templates *templates) {
+    const __m512i newline_char = _mm512_set1_epi8('\n');
+    int newline = -1;
+    for (int b = 0; b < RK_LAYOUT_BLOCKS; b++) {
+        uint64_t bits = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512((const void *)(line + 64 * b)), newline_char);
+        if (bits) {
+            newline = 64 * b + __builtin_ctzll(bits);
+            break;
+        }
+    }
+    if (newline < 0) return NULL;
+    int slot = slot_of(templates, newline, wanted);
+    if (slot < 0) return NULL;
+    const rk_line_layout *l = &templates->layouts[slot];
+    const __m512i quote = _mm512_set1_epi8('"'), backslash = _mm512_set1_epi8('\\');
+    const __m512i control_max = _mm512_set1_epi8(0x1F), zero_char = _mm512_set1_epi8('0'), ten = _mm512_set1_epi8(10);
+    int last = newline >> 6;
+    for (int b = 0; b <= last; b++) {
+        __m512i v = _mm512_loadu_si512((const void *)(line + 64 * b));
+        // The block's bytes up to its `\n` (the whole block before the last), with and without it.
+        uint64_t through = b < last ? ~(uint64_t)0 : (2ULL << (newline & 63)) - 1;
+        uint64_t before = b < last ? ~(uint64_t)0 : (1ULL << (newline & 63)) - 1;
+        uint64_t quotes = _mm512_cmpeq_epi8_mask(v, quote) & through;
+        uint64_t equal = _mm512_cmpeq_epi8_mask(v, _mm512_loadu_si512((const void *)(l->bytes + 64 * b)));
+        uint64_t digits = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, zero_char), ten);
+        uint64_t zeros = _mm512_cmpeq_epi8_mask(v, zero_char);
+        // A control character where the layout keeps the byte is the layout's own whitespace
+        // (`\r`, a tab) outside strings; anywhere else it would sit in a string.
+        uint64_t rare = (_mm512_cmpeq_epi8_mask(v, backslash) | _mm512_movepi8_mask(v)
+                         | (_mm512_cmple_epu8_mask(v, control_max) & ~l->same[b])) & before;
+        if ((quotes ^ l->quotes[b]) | (l->same[b] & ~equal) | (l->digits[b] & ~digits) | (l->lead[b] & zeros) | rare)
+            return NULL;
+    }
+    for (uint32_t bits = l->found; bits; bits &= bits - 1) {
+        int f = __builtin_ctz(bits);
+        spans[2 * f] = line + l->span_at[2 * f];
+        spans[2 * f + 1] = line + l->span_at[2 * f + 1];
+    }
+    *found = l->found;
+    return line + newline;
+}
+
+void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const uint8_t *const *spans,
+                        uint32_t found, rk_line_templates *templates) {
+    if (templates->layout_wait > 0) {
+        templates->layout_wait--;
+        return;
+    }
+    if (newline < 0 || newline >= RK_LAYOUT_BLOCKS * 64 || (found >> 8) != 0) return;
+    int slot = slot_of(templates, newline, wanted);
+    if (slot < 0) {
+        slot = (int)templates->layout_next;
+        templates->layout_next = (templates->layout_next + 1) % RK_LAYOUTS;
+    }
+    rk_line_layout *l = &templates->layouts[slot];
+    l->length = 0;
+    memset(l->quotes, 0, sizeof l->quotes);
+    memset(l->same, 0, sizeof l->same);
+    memset(l->digits, 0, sizeof l->digits);
+    memset(l->lead, 0, sizeof l->lead);
+    templates->layout_wait = LAYOUT_WAIT;
+    // The templates accepted the line, so it has no backslash: every quote opens or closes.
+    int in_string = 0, in_value = 0;
+    for (int i = 0; i <= newline; i++) {
+        uint8_t c = line[i];
+        int b = i >> 6;
+        uint64_t bit = 1ULL << (i & 63);
+        if (c == '"') {
+            l->quotes[b] |= bit;
+            l->same[b] |= bit;
+            in_value = !in_string && i > 0 && line[i - 1] == ':';
+            in_string = !in_string;
+        } else if (in_string) {
+            if (!in_value) l->same[b] |= bit;
+        } else if (is_digit(c)) {
+            l->digits[b] |= bit;
+            if ((i == 0 || !is_digit(line[i - 1])) && i < newline && is_digit(line[i + 1])) {
+                // A line its own layout would refuse (`1.05`): the templates have none either.
+                if (c == '0') return;
+                l->lead[b] |= bit;
+            }
+        } else {
+            l->same[b] |= bit;
+        }
+    }
+    for (uint32_t bits = found; bits; bits &= bits - 1) {
+        int f = __builtin_ctz(bits);
+        for (int end = 0; end < 2; end++) {
+            long at = spans[2 * f + end] - line;
+            if (at < 0 || at > newline) return;
+            l->span_at[2 * f + end] = (uint16_t)at;
+        }
+    }
+    memcpy(l->bytes, line, (size_t)newline + 1);
+    l->wanted = wanted;
+    l->found = found;
+    l->length = (uint32_t)newline + 1;
+}
+
+#endif
