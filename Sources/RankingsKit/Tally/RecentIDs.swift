@@ -23,12 +23,13 @@ struct RecentIDs: ~Copyable {
     private static let lineCount = 4096
     private let lines: UnsafeMutablePointer<Line>
 
+    /// From `PageMemory`, whose pages come zeroed (every line empty) and take no memory until a
+    /// line on them is used: the run's combined tally, filled by merges only, never uses one.
     init() {
-        lines = .allocate(capacity: Self.lineCount)
-        lines.initialize(repeating: Line(first: 0, middle: 0, last: 0, entry: 0, length: 0), count: Self.lineCount)
+        lines = PageMemory.allocate(Line.self, count: Self.lineCount)
     }
 
-    deinit { lines.deallocate() }
+    deinit { PageMemory.deallocate(lines, count: Self.lineCount) }
 
     /// Where `id` would sit, and its words; nil for an id this cache does not hold.
     @inline(__always)
