@@ -14,8 +14,10 @@
 // same quotes, and no backslash to move a boundary), outside them L is L0 but for the values
 // of digits in the same runs, and no run of two or more digits starts with a `0`: so L's
 // skeleton (line_index.h) is L0's, its `leading_zero` is clear, and its stage 1 would pass (no
-// backslash, no control character in a string, ASCII only). That is exactly when the template
-// made from L0's skeleton answers for L, with spans at the same offsets as L0's.
+// backslash, no control character in a string, ASCII only). That is exactly when a template
+// made from L0's skeleton would answer for L, with spans at the same offsets as L0's (so it
+// holds too when L0's skeleton was too long for a template and the walk accepted L0: the walk
+// answers alike for lines of one skeleton, line_template.c).
 #include <string.h>
 
 #include "line_index.h"
@@ -91,40 +93,38 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
         return;
     }
     if (newline < 0 || newline >= RK_LAYOUT_BLOCKS * 64 || (found >> 8) != 0) return;
-    int slot = slot_of(templates, newline, wanted);
-    if (slot < 0) {
-        slot = (int)templates->layout_next;
-        templates->layout_next = (templates->layout_next + 1) % RK_LAYOUTS;
-    }
-    rk_line_layout *l = &templates->layouts[slot];
-    l->length = 0;
-    memset(l->quotes, 0, sizeof l->quotes);
-    memset(l->same, 0, sizeof l->same);
-    memset(l->digits, 0, sizeof l->digits);
-    memset(l->lead, 0, sizeof l->lead);
+    // Made aside, so that a line that cannot have one (`1.05`) leaves the slot's layout be;
+    // waited for either way, as the pass over the line is paid either way.
     templates->layout_wait = LAYOUT_WAIT;
-    // The templates accepted the line, so it has no backslash: every quote opens or closes.
+    rk_line_layout made;
+    memset(made.quotes, 0, sizeof made.quotes);
+    memset(made.same, 0, sizeof made.same);
+    memset(made.digits, 0, sizeof made.digits);
+    memset(made.lead, 0, sizeof made.lead);
+    memset(made.span_at, 0, sizeof made.span_at);
+    // The templates or the walk accepted the line, so it has no backslash: every quote opens
+    // or closes a string.
     int in_string = 0, in_value = 0;
     for (int i = 0; i <= newline; i++) {
         uint8_t c = line[i];
         int b = i >> 6;
         uint64_t bit = 1ULL << (i & 63);
         if (c == '"') {
-            l->quotes[b] |= bit;
-            l->same[b] |= bit;
+            made.quotes[b] |= bit;
+            made.same[b] |= bit;
             in_value = !in_string && i > 0 && line[i - 1] == ':';
             in_string = !in_string;
         } else if (in_string) {
-            if (!in_value) l->same[b] |= bit;
+            if (!in_value) made.same[b] |= bit;
         } else if (is_digit(c)) {
-            l->digits[b] |= bit;
+            made.digits[b] |= bit;
             if ((i == 0 || !is_digit(line[i - 1])) && i < newline && is_digit(line[i + 1])) {
                 // A line its own layout would refuse (`1.05`): the templates have none either.
                 if (c == '0') return;
-                l->lead[b] |= bit;
+                made.lead[b] |= bit;
             }
         } else {
-            l->same[b] |= bit;
+            made.same[b] |= bit;
         }
     }
     for (uint32_t bits = found; bits; bits &= bits - 1) {
@@ -132,13 +132,19 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
         for (int end = 0; end < 2; end++) {
             long at = spans[2 * f + end] - line;
             if (at < 0 || at > newline) return;
-            l->span_at[2 * f + end] = (uint16_t)at;
+            made.span_at[2 * f + end] = (uint16_t)at;
         }
     }
-    memcpy(l->bytes, line, (size_t)newline + 1);
-    l->wanted = wanted;
-    l->found = found;
-    l->length = (uint32_t)newline + 1;
+    memcpy(made.bytes, line, (size_t)newline + 1);
+    made.wanted = wanted;
+    made.found = found;
+    made.length = (uint32_t)newline + 1;
+    int slot = slot_of(templates, newline, wanted);
+    if (slot < 0) {
+        slot = (int)templates->layout_next;
+        templates->layout_next = (templates->layout_next + 1) % RK_LAYOUTS;
+    }
+    templates->layouts[slot] = made;
 }
 
 #endif
