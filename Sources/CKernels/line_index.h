@@ -36,6 +36,8 @@ struct block_bits {
     uint64_t utf8_error;
 };
 
+static inline int is_digit(uint8_t c) { return (uint8_t)(c - '0') < 10; }
+
 /// Bit i set when bits 0...i of `x` hold an odd number of ones.
 static inline uint64_t prefix_xor(uint64_t x) {
     x ^= x << 1;

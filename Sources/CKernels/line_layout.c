@@ -31,8 +31,6 @@
 /// ever new layouts cost one extra pass over one line in 64, at most.
 #define LAYOUT_WAIT 64
 
-static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-
 /// The slot holding layouts of lines with their `\n` at `newline`, or -1.
 static int slot_of(const rk_line_templates *templates, int newline, uint32_t wanted) {
     for (int i = 0; i < RK_LAYOUTS; i++) {
@@ -96,12 +94,7 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
     // Made aside, so that a line that cannot have one (`1.05`) leaves the slot's layout be;
     // waited for either way, as the pass over the line is paid either way.
     templates->layout_wait = LAYOUT_WAIT;
-    rk_line_layout made;
-    memset(made.quotes, 0, sizeof made.quotes);
-    memset(made.same, 0, sizeof made.same);
-    memset(made.digits, 0, sizeof made.digits);
-    memset(made.lead, 0, sizeof made.lead);
-    memset(made.span_at, 0, sizeof made.span_at);
+    rk_line_layout made = {0};
     // The templates or the walk accepted the line, so it has no backslash: every quote opens
     // or closes a string.
     int in_string = 0, in_value = 0;

@@ -9,8 +9,6 @@
 /// Deeper nesting is left to the scalar scanner (which allows 1000 levels).
 #define WALK_MAX_DEPTH 64
 
-static inline int is_digit(uint8_t c) { return (uint8_t)(c - '0') < 10; }
-
 /// JSON whitespace inside a line, as JSONLineScanner.skipSpace has it (`\n` ends the line).
 static inline const uint8_t *skip_space(const uint8_t *p) {
     while (*p == ' ' || *p == '\t' || *p == '\r') p++;

@@ -34,10 +34,10 @@ public struct JokeCounts: Sendable, Equatable {
     @inline(__always) public mutating func add(_ rating: Double) {
         // Without branches: which list a vote counts for is as good as random from one
         // event to the next, and a mispredicted branch per event cost more than three adds.
-        let high = rating >= 4, low = rating <= 2
-        hilarious &+= high ? 1 : 0
-        horrible &+= low ? 1 : 0
-        neutral &+= high || low ? 0 : 1
+        let kind = RatingKind(rating)
+        hilarious &+= kind == .hilarious ? 1 : 0
+        horrible &+= kind == .horrible ? 1 : 0
+        neutral &+= kind == .neutral ? 1 : 0
         ratingSum &+= UInt128(UInt64(rating * JokeCounts.scale))
     }
 

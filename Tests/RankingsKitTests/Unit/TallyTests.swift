@@ -27,55 +27,54 @@ struct TallyTests {
         return ids
     }
 
-    static func check(_ tally: Tally, against expected: [[UInt8]: JokeCounts]) {
-        #expect(tally.jokeCount == expected.count)
-        for (id, want) in expected {
-            let got = id.withUnsafeBufferPointer { tally.counts(tally.entry(for: $0)) }
-            #expect(got == want, "id \(String(decoding: id, as: UTF8.self))")
+    /// A tally and what it must hold, given the same events.
+    struct Counted {
+        let tally = Tally()
+        var expected: [[UInt8]: JokeCounts] = [:]
+
+        mutating func add(_ id: [UInt8], rating: Double) {
+            id.withUnsafeBufferPointer { tally.add(id: $0, rating: rating) }
+            expected[id, default: JokeCounts()].add(rating)
+        }
+
+        func check() {
+            #expect(tally.jokeCount == expected.count)
+            for (id, want) in expected {
+                let got = id.withUnsafeBufferPointer { tally.counts(tally.entry(for: $0)) }
+                #expect(got == want, "id \(String(decoding: id, as: UTF8.self))")
+            }
         }
     }
 
     @Test func nearIDsAreCountedApart() {
-        let tally = Tally()
-        var expected: [[UInt8]: JokeCounts] = [:]
+        var counted = Counted()
         var random = SplitMix64(seed: 3)
         let ids = Self.nearIDs()
         for _ in 0..<5 {
-            for id in ids.shuffled(using: &random) {
-                let rating = Double(random.next() % 5 + 1)
-                id.withUnsafeBufferPointer { tally.add(id: $0, rating: rating) }
-                expected[id, default: JokeCounts()].add(rating)
-            }
+            for id in ids.shuffled(using: &random) { counted.add(id, rating: Double(random.next() % 5 + 1)) }
         }
-        Self.check(tally, against: expected)
+        counted.check()
     }
 
     @Test func moreIDsThanCacheLines() {
-        let tally = Tally()
-        var expected: [[UInt8]: JokeCounts] = [:]
+        var counted = Counted()
         var random = SplitMix64(seed: 5)
         for _ in 0..<50_000 {
             // Firestore-like 20-byte ids, 10,000 of them.
             let id = Array("j\(String(repeating: "0", count: 14))\(random.next() % 10_000)".utf8.suffix(20))
-            let rating = Double(random.next() % 5 + 1)
-            id.withUnsafeBufferPointer { tally.add(id: $0, rating: rating) }
-            expected[id, default: JokeCounts()].add(rating)
+            counted.add(id, rating: Double(random.next() % 5 + 1))
         }
-        Self.check(tally, against: expected)
+        counted.check()
     }
 
     @Test func anEmptiedTallyForgetsItsIDs() {
-        let tally = Tally()
+        var counted = Counted()
         let first = (0..<50).map { Array("first-joke-\($0)".utf8) }
         let second = (0..<50).map { Array("other-joke-\($0)".utf8) }
-        for id in first { id.withUnsafeBufferPointer { tally.add(id: $0, rating: 5) } }
-        tally.removeAll()
-        var expected: [[UInt8]: JokeCounts] = [:]
+        for id in first { id.withUnsafeBufferPointer { counted.tally.add(id: $0, rating: 5) } }
+        counted.tally.removeAll()
         // The second batch, then the first again: entries 0..<50 now belong to other ids.
-        for id in second + first {
-            id.withUnsafeBufferPointer { tally.add(id: $0, rating: 1) }
-            expected[id, default: JokeCounts()].add(1)
-        }
-        Self.check(tally, against: expected)
+        for id in second + first { counted.add(id, rating: 1) }
+        counted.check()
     }
 }
