@@ -248,6 +248,23 @@ static void pick_from(const rk_entity_template *t, const uint8_t *record, size_t
     }
 }
 
+// Whether the walk's picks of a record make a plain rating event wherever its layout decides:
+// `ExportEventRules.plainEvent`'s checks but for the joke id's bytes (ASCII) and the rating's
+// value (1...5), which `rk_entity_read` checks per record. Every check here reads what the
+// mask holds equal (keys, lengths, meanings, multiple flags) except the kind's bytes, which
+// `remember` adds to the mask of a plain template.
+static int plain_layout(const rk_picked_entity *p) {
+    static const char collection[] = "rating_events";
+    const rk_picked_property *joke = &p->properties[0], *rating = &p->properties[1];
+    return p->path_length == 1 && p->has_name && p->kind_count == sizeof collection - 1 &&
+           memcmp(p->kind, collection, sizeof collection - 1) == 0 &&
+           joke->seen > 0 && !joke->multiple && joke->kind == RK_VALUE_STRING &&
+           (joke->meaning == 0 || joke->meaning == 15) && joke->string_count > 0 &&
+           rating->seen > 0 && !rating->multiple && rating->meaning == 0 &&
+           ((rating->kind == RK_VALUE_INTEGER && rating->number_form == 1) ||
+            (rating->kind == RK_VALUE_DOUBLE && rating->number_form == 2));
+}
+
 static void remember(const uint8_t *record, size_t count, const rk_picked_entity *picks, rk_entity_templates *templates) {
     if (count > RK_ENTITY_TEMPLATE_MAX) return;
     rk_entity_template *t = &templates->slots[templates->next];
@@ -262,26 +279,78 @@ static void remember(const uint8_t *record, size_t count, const rk_picked_entity
         t->picks.properties[i].string = moved(picks->properties[i].string, record, t->bytes);
         t->picks.properties[i].number_at = moved(picks->properties[i].number_at, record, t->bytes);
     }
+    t->plain = (uint8_t)plain_layout(picks);
+    // Only records of this kind then match it: a stricter mask, so still the walk's picks.
+    if (t->plain) memset(t->mask + (picks->kind - record), DEPENDS, picks->kind_count);
     t->length = count;
     templates->last = templates->next;
     templates->next = (templates->next + 1) % RK_ENTITY_TEMPLATES;
 }
 
-int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
-                             rk_entity_templates *templates) {
-    if (rk_patience_resting(&templates->patience)) return rk_entity_pick(record, count, out);
+// The template that matches `record`, or NULL (after its compares, or at once while resting).
+static const rk_entity_template *matching(const uint8_t *record, size_t count, rk_entity_templates *templates) {
     for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++) {
         uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
         const rk_entity_template *t = &templates->slots[slot];
         if (t->length != count || count == 0 || !matches(t, record, count)) continue;
-        pick_from(t, record, count, out);
         templates->last = slot;
         templates->hits++;
         rk_patience_hit(&templates->patience);
-        return 1;
+        return t;
     }
     rk_patience_miss(&templates->patience);
+    return NULL;
+}
+
+static int walk(const uint8_t *record, size_t count, rk_picked_entity *out, rk_entity_templates *templates) {
     int picked = rk_entity_pick(record, count, out);
     if (picked == 1) remember(record, count, out, templates);
     return picked;
+}
+
+int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
+                             rk_entity_templates *templates) {
+    if (rk_patience_resting(&templates->patience)) return rk_entity_pick(record, count, out);
+    const rk_entity_template *t = matching(record, count, templates);
+    if (t == NULL) return walk(record, count, out, templates);
+    pick_from(t, record, count, out);
+    return 1;
+}
+
+int rk_entity_read(const uint8_t *record, size_t count, rk_entity_templates *templates,
+                   rk_plain_event *event, rk_picked_entity *out) {
+    if (rk_patience_resting(&templates->patience)) return rk_entity_pick(record, count, out);
+    const rk_entity_template *t = matching(record, count, templates);
+    if (t == NULL) return walk(record, count, out, templates);
+    if (t->plain) {
+        const rk_picked_property *joke = &t->picks.properties[0], *rating = &t->picks.properties[1];
+        const uint8_t *id = moved(joke->string, t->bytes, record);
+        uint64_t high = 0;
+        size_t i = 0;
+        for (; i + 8 <= joke->string_count; i += 8) {
+            uint64_t word;
+            memcpy(&word, id + i, 8);
+            high |= word;
+        }
+        for (; i < joke->string_count; i++) high |= id[i];
+        const uint8_t *at = moved(rating->number_at, t->bytes, record);
+        double value;
+        if (rating->number_form == 1) {
+            value = (double)(int64_t)read_varint_in(at, record + count);
+        } else {
+            memcpy(&value, at, 8);
+        }
+        // NaN fails both comparisons, as in plainEvent.
+        if ((high & 0x8080808080808080ULL) == 0 && value >= 1 && value <= 5) {
+            *event = (rk_plain_event){id, joke->string_count, value, t, record, count};
+            return 2;
+        }
+    }
+    pick_from(t, record, count, out);
+    return 1;
+}
+
+void rk_entity_template_picks(const rk_entity_template *from, const uint8_t *record, size_t count,
+                              rk_picked_entity *out) {
+    pick_from(from, record, count, out);
 }

@@ -68,6 +68,10 @@ typedef struct {
     size_t length;
     /// The walk's picks of `bytes`: its pointers point into `bytes`.
     rk_picked_entity picks;
+    /// 1 when every record this template matches is a plain rating event as far as its
+    /// layout goes (what `ExportEventRules.plainEvent` checks of the picks but for the joke
+    /// id's bytes and the rating's value): then `rk_entity_read` reads only those two.
+    uint8_t plain;
 } rk_entity_template;
 
 /// One reader's templates (zeroed to start); never shared between threads.
@@ -85,5 +89,27 @@ typedef struct {
 /// `rk_entity_pick` with templates: the same answer and the same picks, for every record.
 int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_entity *out,
                              rk_entity_templates *templates);
+
+/// A plain rating event read from a template: its joke id (ASCII, not empty) and its rating
+/// (in 1...5), and the template and record the rest can be picked from when asked.
+typedef struct {
+    const uint8_t *joke_id;
+    size_t joke_id_count;
+    double rating;
+    const rk_entity_template *from;
+    const uint8_t *record;
+    size_t count;
+} rk_plain_event;
+
+/// The reader's hot path: `rk_entity_pick_templated` that stops short of the picks for a
+/// record a plain template matches and whose own joke id and rating make it an event. Returns
+/// 2 with `event` filled (then `ExportEventRules.plainEvent` would give that event), else
+/// what `rk_entity_pick_templated` returns, with `out` filled on 1.
+int rk_entity_read(const uint8_t *record, size_t count, rk_entity_templates *templates,
+                   rk_plain_event *event, rk_picked_entity *out);
+
+/// The picks `rk_entity_pick_templated` would have given for a record `template` matched.
+void rk_entity_template_picks(const rk_entity_template *from, const uint8_t *record, size_t count,
+                              rk_picked_entity *out);
 
 #endif

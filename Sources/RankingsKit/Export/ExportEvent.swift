@@ -59,8 +59,37 @@ public struct PickedEvent: ExportEventFields {
     }
 }
 
+/// A plain rating event read from an entity template (`rk_entity_read`): only the joke id and
+/// rating were read; the rest is picked from the template when asked (a plain run never asks).
+/// Valid only during the sink call that hands it over.
+public struct TemplatedEvent: ExportEventFields {
+    /// What `rk_entity_read` read, in the reader's buffers: pointers, so that the event is
+    /// passed in registers (as a struct of nine words, copying it cost more than reading it).
+    let plain: UnsafePointer<rk_plain_event>
+    /// Where the picks go when asked for: the reader's own, unused during the sink call.
+    let scratch: UnsafeMutablePointer<rk_picked_entity>
+    /// As `ExportEvent.offset`.
+    public let offset: Int64
+
+    public var jokeID: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: plain.pointee.joke_id, count: plain.pointee.joke_id_count)
+    }
+    public var rating: Double { plain.pointee.rating }
+
+    /// The same event with every pick.
+    public var picked: PickedEvent {
+        rk_entity_template_picks(plain.pointee.from, plain.pointee.record, plain.pointee.count, scratch)
+        return PickedEvent(picks: scratch, jokeID: jokeID, rating: rating, offset: offset)
+    }
+
+    public var timestamp: ExportEventTime { picked.timestamp }
+    public var deviceID: UnsafeBufferPointer<UInt8>? { picked.deviceID }
+    public var weekID: UnsafeBufferPointer<UInt8>? { picked.weekID }
+    public var eventID: UnsafeBufferPointer<UInt8> { picked.eventID }
+}
+
 /// What the counter reads of an exported event, in full (`ExportEvent`) or in place
-/// (`PickedEvent`).
+/// (`PickedEvent`, `TemplatedEvent`).
 public protocol ExportEventFields {
     var jokeID: UnsafeBufferPointer<UInt8> { get }
     var rating: Double { get }
@@ -86,6 +115,8 @@ public protocol ExportSink: ~Copyable {
     mutating func event(_ event: ExportEvent, record: Int)
     /// The same for a plain event, read in place (by default, handed to `event(_:record:)`).
     mutating func event(picked: PickedEvent, record: Int)
+    /// The same for a plain event read from a template (by default, handed on picked).
+    mutating func event(templated: TemplatedEvent, record: Int)
     /// An entity of another kind, or a `rating_events` entity under another document: not a
     /// rating event, and not a bad record either.
     mutating func leftOut(record: Int)
@@ -96,4 +127,5 @@ public protocol ExportSink: ~Copyable {
 
 extension ExportSink where Self: ~Copyable {
     public mutating func event(picked: PickedEvent, record: Int) { event(picked.event, record: record) }
+    public mutating func event(templated: TemplatedEvent, record: Int) { event(picked: templated.picked, record: record) }
 }

@@ -32,7 +32,7 @@ public struct ExportFileReader: ~Copyable {
         var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size, buffers: buffers)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
             var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath,
-                                        templates: buffers.entityTemplates)
+                                        templates: buffers.entityTemplates, plain: buffers.plainEvent)
             defer { decoder = visitor.decoder }
             return try log.read(blocks: blocks, into: &visitor)
         }
@@ -52,6 +52,8 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     let path: String
     /// The worker's entity templates (entity_template.c), owned by its `LogReadBuffers`.
     let templates: UnsafeMutablePointer<rk_entity_templates>
+    /// What `rk_entity_read` read of a plain event, owned by the same buffers.
+    let plain: UnsafeMutablePointer<rk_plain_event>
     var number = 0
     /// The C walker's picks of the record being read.
     var picks = rk_picked_entity()
@@ -62,17 +64,25 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         number += 1
         do throws(ProtoWire.Malformed) {
-            // Most records are plain events: judged from the C walker's picks, in place. The
-            // rest are walked again by the decoder (its C walker, then Swift for what that
-            // leaves) and judged by the rules, which word what is wrong.
-            let (sink, number, templates) = (self.sink, self.number, self.templates)
+            // Most records are plain events: read from a template that knows them for one
+            // (entity_template.c), or judged from the C walker's picks, in place. The rest are
+            // walked again by the decoder (its C walker, then Swift for what that leaves) and
+            // judged by the rules, which word what is wrong.
+            let (sink, number, templates, plain) = (self.sink, self.number, self.templates, self.plain)
             let walked = withUnsafeMutablePointer(to: &picks) { picks -> Walked in
-                guard let base = bytes.baseAddress,
-                      rk_entity_pick_templated(base.assumingMemoryBound(to: UInt8.self), bytes.count, picks, templates) == 1
-                else { return .declined }
-                guard let event = ExportEventRules.plainEvent(picks, offset: offset) else { return .picked }
-                sink.pointee.event(picked: event, record: number)
-                return .counted
+                guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .declined }
+                switch rk_entity_read(base, bytes.count, templates, plain, picks) {
+                case 2:
+                    // A plain template's record: only its joke id and rating were read.
+                    sink.pointee.event(templated: TemplatedEvent(plain: plain, scratch: picks, offset: offset), record: number)
+                    return .counted
+                case 1:
+                    guard let event = ExportEventRules.plainEvent(picks, offset: offset) else { return .picked }
+                    sink.pointee.event(picked: event, record: number)
+                    return .counted
+                default:
+                    return .declined
+                }
             }
             switch walked {
             case .counted: return

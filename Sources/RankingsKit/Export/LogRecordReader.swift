@@ -264,8 +264,11 @@ final class LogReadBuffers {
     /// The entity layouts this worker's walker has taken (entity_template.c), kept across
     /// ranges and files: an export's files share their layouts.
     let entityTemplates: UnsafeMutablePointer<rk_entity_templates>
+    /// What the templates read of the plain event being handed on.
+    let plainEvent = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: 1)
 
     init() {
+        plainEvent.initialize(to: rk_plain_event())
         let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size,
                                                    alignment: MemoryLayout<rk_entity_templates>.alignment)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
@@ -276,5 +279,6 @@ final class LogReadBuffers {
         chunk.deallocate()
         fragments.deallocate()
         entityTemplates.deallocate()
+        plainEvent.deallocate()
     }
 }

@@ -37,6 +37,8 @@ private struct CountingSink: ExportSink {
 
     mutating func event(picked: PickedEvent, record: Int) { count(picked, record: record) }
 
+    mutating func event(templated: TemplatedEvent, record: Int) { count(templated, record: record) }
+
     private mutating func count<E: ExportEventFields>(_ event: E, record: Int) {
         var details = ExportEventDetails(event: event)
         counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,

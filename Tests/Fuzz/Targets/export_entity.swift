@@ -8,7 +8,9 @@
 /// `decodeInSwift` (Swift alone); and where the reader's fast path (`rk_entity_pick`, then
 /// `ExportEventRules.plainEvent` on the picks) gives an event, the same event. Apart from the
 /// reference: the entity templates of entity_template.c, made from the built record before its
-/// damage, must give the walk's own picks for the damaged one.
+/// damage, must give the walk's own picks for the damaged one; and where `rk_entity_read` reads
+/// a plain event from such a template (its joke id and rating only), that event must be the
+/// reference's and the picks it leaves for later the walk's.
 
 import CKernels
 
@@ -50,6 +52,37 @@ private func checkTemplates(base: [UInt8], record: [UInt8], input: [UInt8]) {
     _ = picksText(base, templates: t)
     let product = picksText(record, templates: t), reference = picksText(record, templates: nil)
     if product != reference { mismatch("picks (entity template of the undamaged record)", input: input, product: product, reference: reference) }
+}
+
+/// `rk_entity_read` after templates of `base`: a plain event must be the reference's event,
+/// joke id and rating, with the walk's picks for the rest; otherwise the walk's picks.
+private func checkPlainRead(base: [UInt8], record: [UInt8], input: [UInt8], reference: ReferenceEntity.Verdict) {
+    let templates = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
+    defer { templates.deallocate() }
+    templates.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+    let t = templates.bindMemory(to: rk_entity_templates.self, capacity: 1)
+    _ = picksText(base, templates: t)
+    var plain = rk_plain_event(), e = rk_picked_entity()
+    let result = record.withUnsafeBufferPointer { rk_entity_read($0.baseAddress, $0.count, t, &plain, &e) }
+    guard result == 2 else { return }
+    let joke = Array(UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count))
+    guard case .event(_, let expectedJoke, let rating, _, _, _) = reference,
+          joke == expectedJoke, plain.rating.bitPattern == rating.bitPattern
+    else { mismatch("plain event read from a template", input: input, product: (joke, plain.rating), reference: reference) }
+    let later = record.withUnsafeBufferPointer { buffer -> String in
+        rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
+        guard let base = buffer.baseAddress else { return "" }
+        func at(_ p: UnsafePointer<UInt8>?) -> String { p.map { "\($0 - base)" } ?? "nil" }
+        var text = "path \(e.path_length) kind \(at(e.kind))+\(e.kind_count) name \(at(e.name))+\(e.name_count) id \(e.id) at \(at(e.id_at)) \(e.has_name) \(e.has_id)"
+        withUnsafeBytes(of: e.properties) { raw in
+            for p in raw.bindMemory(to: rk_picked_property.self) {
+                text += "; \(p.seen) \(p.kind) \(p.multiple) \(p.meaning) \(p.number) \(at(p.string))+\(p.string_count) \(at(p.number_at)) \(p.number_form)"
+            }
+        }
+        return text
+    }
+    let walked = picksText(record, templates: nil)
+    if later != walked { mismatch("picks left for later by a plain event", input: input, product: later, reference: walked) }
 }
 
 private func build(_ input: inout FuzzInput, before: inout [UInt8]) -> [UInt8] {
@@ -165,6 +198,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let record = input.byte() & 1 == 0 ? input.rest : build(&input, before: &before)
     checkTemplates(base: before.isEmpty ? record : before, record: record, input: input.bytes)
     let reference = ReferenceEntity.judge(record)
+    checkPlainRead(base: before.isEmpty ? record : before, record: record, input: input.bytes, reference: reference)
     for mode in 0..<3 {
         let swiftOnly = mode == 1
         let product: ReferenceEntity.Verdict

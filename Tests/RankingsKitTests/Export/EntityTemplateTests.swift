@@ -134,4 +134,77 @@ struct EntityTemplateTests {
             #expect(templates.hits == before)
         }
     }
+
+    /// What `rk_entity_read` makes of a record: "event JOKE RATING" when a plain template read
+    /// it (with the rest of the picks, asked for, checked against the walk's), else the picks.
+    static func read(_ record: [UInt8], _ templates: Templates) -> String {
+        var plain = rk_plain_event(), e = rk_picked_entity(), walked = rk_picked_entity()
+        return record.withUnsafeBufferPointer { buffer -> String in
+            let result = rk_entity_read(buffer.baseAddress, buffer.count, templates.pointer, &plain, &e)
+            guard result == 2 else { return result == 1 ? "picked" : "declined \(result)" }
+            // The picks a plain event leaves to later are the walk's.
+            rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
+            _ = rk_entity_pick(buffer.baseAddress, buffer.count, &walked)
+            let same = withUnsafeBytes(of: &e) { a in withUnsafeBytes(of: &walked) { b in a.elementsEqual(b) } }
+            let joke = String(decoding: UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count), as: UTF8.self)
+            return "event \(joke) \(plain.rating)" + (same ? "" : " (other picks)")
+        }
+    }
+
+    @Test("a plain vote's template reads its joke id and rating, and hands back what plainEvent would refuse")
+    func plainEvents() {
+        let templates = Self.warmed(by: TestEntity.vote("event-1", joke: "joke-00001", rating: .integer(5)))
+        #expect(templates.pointer.pointee.slots.0.plain == 1)
+        #expect(Self.read(TestEntity.vote("event-2", joke: "joke-99999", rating: .integer(1)), templates) == "event joke-99999 1.0")
+        // Same layout, but no event for plainEvent: a joke id that is not ASCII (or not UTF-8,
+        // which only the decoder may call corrupt), a rating out of range in one varint byte.
+        for record in [TestEntity.vote("event-3", joke: "joke-000é", rating: .integer(3)),
+                       TestEntity.encode(path: [("rating_events", .name("event-4"))], [
+                           .init(name: "joke_id", value: .string(Array("joke-0000".utf8) + [0xFF])),
+                           .init(name: "rating", value: .integer(3))]),
+                       TestEntity.vote("event-5", joke: "joke-00001", rating: .integer(0)),
+                       TestEntity.vote("event-6", joke: "joke-00001", rating: .integer(6))] {
+            let before = templates.hits
+            #expect(Self.read(record, templates) == "picked")
+            #expect(templates.hits == before + 1)
+            #expect(Self.picks(record, templates) == Self.picks(record, nil))
+        }
+        // A kind of the same length is not the template's: the kind's bytes are in its mask.
+        let other = TestEntity.encode(path: [("rating_eventz", .name("event-7"))], [
+            .init(name: "joke_id", value: .string(Array("joke-00001".utf8))), .init(name: "rating", value: .integer(5))])
+        let before = templates.hits
+        #expect(Self.read(other, templates) == "picked")
+        #expect(templates.hits == before)
+        // Doubles: a template of their own, NaN and 5.5 handed back.
+        let doubles = Self.warmed(by: TestEntity.vote("event-8", joke: "joke-00001", rating: .double(4.5)))
+        #expect(Self.read(TestEntity.vote("event-9", joke: "joke-00002", rating: .double(1)), doubles) == "event joke-00002 1.0")
+        for rating in [Double.nan, 5.5, 0.999, -.infinity] {
+            #expect(Self.read(TestEntity.vote("event-9", joke: "joke-00002", rating: .double(rating)), doubles) == "picked")
+        }
+    }
+
+    @Test("a template of what is not a plain vote never reads an event")
+    func notPlain() {
+        let notVotes: [[UInt8]] = [
+            TestEntity.vote("v", joke: "", rating: .integer(5)),
+            TestEntity.vote("v", joke: "j", rating: .string(Array("5".utf8))),
+            TestEntity.vote("v", joke: "j", rating: .boolean(true)),
+            TestEntity.encode(path: [("jokes", .name("j")), ("rating_events", .name("v"))], [
+                .init(name: "joke_id", value: .string([0x6A])), .init(name: "rating", value: .integer(5))]),
+            TestEntity.encode(path: [("rating_events", .id(7))], [
+                .init(name: "joke_id", value: .string([0x6A])), .init(name: "rating", value: .integer(5))]),
+            TestEntity.encode(path: [("rating_events", .name("v"))], [
+                .init(name: "joke_id", value: .string([0x6A]), multiple: true), .init(name: "rating", value: .integer(5))]),
+            TestEntity.encode(path: [("rating_events", .name("v"))], [
+                .init(name: "joke_id", value: .string([0x6A])), .init(name: "rating", value: .integer(5), meaning: 7)]),
+            TestEntity.encode(path: [("rating_events", .name("v"))], [
+                .init(name: "joke_id", value: .string([0x6A]), meaning: 14), .init(name: "rating", value: .integer(5))]),
+        ]
+        for record in notVotes {
+            let templates = Self.warmed(by: record)
+            #expect(templates.hits == 1)
+            #expect(templates.pointer.pointee.slots.0.plain == 0, "\(record)")
+            #expect(Self.read(record, templates) == "picked", "\(record)")
+        }
+    }
 }
