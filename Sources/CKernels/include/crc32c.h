@@ -39,10 +39,18 @@ typedef struct {
 size_t rk_log_scan_headers(const uint8_t *block, size_t size, rk_log_fragment *fragments, size_t *count);
 
 /// The masked CRC-32C of each fragment's type byte and data (what LevelDB's log writer
-/// stores), for `count` fragments of `block`. The fragments are independent, so the SSE4.2
-/// kernel runs three at a time: one `crc32` waits three cycles for the one before it in the
-/// same stream, and three streams fill those cycles.
+/// stores), for `count` fragments of `block`, with the fastest kernel this CPU runs: folding
+/// with VPCLMULQDQ (AVX-512), else SSE4.2 three fragments at a time (one `crc32` waits three
+/// cycles for the one before it in the same stream, and three streams fill those cycles),
+/// else the portable tables.
 void rk_log_fragment_checksums(const uint8_t *block, rk_log_fragment *fragments, size_t count);
+
+/// 1 when this CPU can fold with VPCLMULQDQ on AVX-512 registers (and has SSE4.2), else 0.
+int rk_crc32c_fold_available(void);
+
+/// The same with a kernel named, for the tests: 2 folding, 1 SSE4.2, 0 the tables; a kernel
+/// this CPU lacks gives way to the next below it.
+void rk_log_fragment_checksums_with(int kernel, const uint8_t *block, rk_log_fragment *fragments, size_t count);
 
 /// The same one fragment at a time with the portable tables: what the tests hold it to.
 void rk_log_fragment_checksums_portable(const uint8_t *block, rk_log_fragment *fragments, size_t count);

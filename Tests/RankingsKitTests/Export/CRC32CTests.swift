@@ -90,4 +90,30 @@ struct CRC32CTests {
             #expect(portable[i].checksum == TestLog.masked(type: f.type, data[Int(f.data)..<Int(f.data + f.length)]))
         }
     }
+
+    @Test("this machine folds with VPCLMULQDQ, so that is the fragment kernel chosen")
+    func foldPresent() {
+        #expect(rk_crc32c_fold_available() == 1)
+    }
+
+    @Test("each fragment kernel, on every length 0…700 at 64 offsets, equals the tables")
+    func everyKernel() {
+        // Folding takes whole 64-byte steps after a head of `length % 64` bytes: every head,
+        // every number of steps a block of records gives, and every offset in a step.
+        let data = Self.bytes(2_048, seed: 13)
+        data.withUnsafeBufferPointer { block in
+            for kernel: Int32 in [1, 2] {
+                for length in 0...700 {
+                    var fragments = (0..<64).map {
+                        rk_log_fragment(data: UInt32(length % 600 + $0), length: UInt32(length), checksum: 0,
+                                        type: UInt8(1 + ($0 + length) % 4), stored: 0)
+                    }
+                    var portable = fragments
+                    rk_log_fragment_checksums_with(kernel, block.baseAddress!, &fragments, fragments.count)
+                    rk_log_fragment_checksums_portable(block.baseAddress!, &portable, portable.count)
+                    #expect(fragments.map(\.checksum) == portable.map(\.checksum), "kernel \(kernel), length \(length)")
+                }
+            }
+        }
+    }
 }
