@@ -168,17 +168,26 @@ static int matches_portable(const rk_entity_template *t, const uint8_t *record, 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-// 64 bytes a step, the last step masked to the record's end (so never read past it).
+// 64 bytes a step, the last step masked to the record's end (so never read past it, and the
+// mask's bytes past the template's length, left from a longer one, never count). The
+// differences gather in one register and are tested once: a record that reaches the compare
+// nearly always matches, and a branch and a mask computed per step were half the compare.
 __attribute__((target("avx512f,avx512bw")))
 static int matches_avx512(const rk_entity_template *t, const uint8_t *record, size_t count) {
-    for (size_t i = 0; i < count; i += 64) {
-        __mmask64 in = count - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (count - i)) - 1;
-        __m512i a = _mm512_maskz_loadu_epi8(in, record + i);
-        __m512i b = _mm512_loadu_si512((const void *)(t->bytes + i));
-        __m512i m = _mm512_loadu_si512((const void *)(t->mask + i));
-        if (_mm512_mask_test_epi8_mask(in, _mm512_xor_si512(a, b), m)) return 0;
+    __m512i differs = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 64 <= count; i += 64) {
+        __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(record + i)),
+                                     _mm512_loadu_si512((const void *)(t->bytes + i)));
+        // differs | (x & mask)
+        differs = _mm512_ternarylogic_epi64(differs, x, _mm512_loadu_si512((const void *)(t->mask + i)), 0xF8);
     }
-    return 1;
+    if (i < count) {
+        __mmask64 in = ((__mmask64)1 << (count - i)) - 1;
+        __m512i x = _mm512_xor_si512(_mm512_maskz_loadu_epi8(in, record + i), _mm512_loadu_si512((const void *)(t->bytes + i)));
+        differs = _mm512_ternarylogic_epi64(differs, x, _mm512_maskz_loadu_epi8(in, t->mask + i), 0xF8);
+    }
+    return _mm512_test_epi8_mask(differs, differs) == 0;
 }
 
 static int avx512;
