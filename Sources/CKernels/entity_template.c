@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "crc32c.h"
 #include "entity_keys.h"
 
 #define DEPENDS 0xFF
@@ -326,37 +327,69 @@ int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_enti
     return 1;
 }
 
+// A plain template's record as an event: 1 when its joke id is ASCII and its rating in 1...5
+// (NaN fails both comparisons, as in plainEvent).
+static int plain_event(const rk_entity_template *t, const uint8_t *record, size_t count, rk_plain_event *event) {
+    const rk_picked_property *joke = &t->picks.properties[0], *rating = &t->picks.properties[1];
+    const uint8_t *id = moved(joke->string, t->bytes, record);
+    uint64_t high = 0;
+    size_t i = 0;
+    for (; i + 8 <= joke->string_count; i += 8) {
+        uint64_t word;
+        memcpy(&word, id + i, 8);
+        high |= word;
+    }
+    for (; i < joke->string_count; i++) high |= id[i];
+    const uint8_t *at = moved(rating->number_at, t->bytes, record);
+    double value;
+    if (rating->number_form == 1) {
+        value = (double)(int64_t)read_varint_in(at, record + count);
+    } else {
+        memcpy(&value, at, 8);
+    }
+    if ((high & 0x8080808080808080ULL) != 0 || !(value >= 1 && value <= 5)) return 0;
+    *event = (rk_plain_event){id, joke->string_count, value, t, record, count};
+    return 1;
+}
+
 int rk_entity_read(const uint8_t *record, size_t count, rk_entity_templates *templates,
                    rk_plain_event *event, rk_picked_entity *out) {
     if (rk_patience_resting(&templates->patience)) return rk_entity_pick(record, count, out);
     const rk_entity_template *t = matching(record, count, templates);
     if (t == NULL) return walk(record, count, out, templates);
-    if (t->plain) {
-        const rk_picked_property *joke = &t->picks.properties[0], *rating = &t->picks.properties[1];
-        const uint8_t *id = moved(joke->string, t->bytes, record);
-        uint64_t high = 0;
-        size_t i = 0;
-        for (; i + 8 <= joke->string_count; i += 8) {
-            uint64_t word;
-            memcpy(&word, id + i, 8);
-            high |= word;
-        }
-        for (; i < joke->string_count; i++) high |= id[i];
-        const uint8_t *at = moved(rating->number_at, t->bytes, record);
-        double value;
-        if (rating->number_form == 1) {
-            value = (double)(int64_t)read_varint_in(at, record + count);
-        } else {
-            memcpy(&value, at, 8);
-        }
-        // NaN fails both comparisons, as in plainEvent.
-        if ((high & 0x8080808080808080ULL) == 0 && value >= 1 && value <= 5) {
-            *event = (rk_plain_event){id, joke->string_count, value, t, record, count};
-            return 2;
-        }
-    }
+    if (t->plain && plain_event(t, record, count, event)) return 2;
     pick_from(t, record, count, out);
     return 1;
+}
+
+size_t rk_plain_run(const uint8_t *block, const rk_log_fragment *fragments, size_t count,
+                    rk_entity_templates *templates, rk_plain_event *events) {
+    size_t n = 0;
+    if (count > RK_PLAIN_RUN) count = RK_PLAIN_RUN;
+    // Resting templates are the general path's to count down.
+    if (templates->patience.rest != 0) return 0;
+    for (; n < count; n++) {
+        const rk_log_fragment *f = &fragments[n];
+        if (f->type != 1 || f->checksum != f->stored) break;
+        const uint8_t *record = block + f->data;
+        size_t length = f->length;
+        // The template last matched first, then the others; nothing is counted or changed for
+        // a record no plain template reads (the general path reads it again and counts that).
+        const rk_entity_template *found = NULL;
+        uint32_t slot = templates->last;
+        for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++, slot = (slot + 1) % RK_ENTITY_TEMPLATES) {
+            const rk_entity_template *t = &templates->slots[slot];
+            if (t->length == length && length != 0 && t->plain && matches(t, record, length)) {
+                found = t;
+                break;
+            }
+        }
+        if (found == NULL || !plain_event(found, record, length, &events[n])) break;
+        templates->last = slot;
+        templates->hits++;
+        rk_patience_hit(&templates->patience);
+    }
+    return n;
 }
 
 void rk_entity_template_picks(const rk_entity_template *from, const uint8_t *record, size_t count,

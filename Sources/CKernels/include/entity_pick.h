@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crc32c.h"
 #include "fast_path_patience.h"
 
 /// What a value of a picked property is (EntityProto's PropertyValue: the field set last).
@@ -107,6 +108,16 @@ typedef struct {
 /// what `rk_entity_pick_templated` returns, with `out` filled on 1.
 int rk_entity_read(const uint8_t *record, size_t count, rk_entity_templates *templates,
                    rk_plain_event *event, rk_picked_entity *out);
+
+/// The reader's run of plain records: from `fragments[0]` of `block` (at most
+/// RK_PLAIN_RUN of them), for as long as each is a FULL fragment whose checksum is the one
+/// stored and a plain template reads it as `rk_entity_read` would (2), fills `events` and
+/// returns how many. It stops at, and leaves to the general path, the first it does not take,
+/// without counting it, walking it or making a template: so every `events[i].from` stays the
+/// template it names until the next call that may make one. 0 while templates rest.
+#define RK_PLAIN_RUN 64
+size_t rk_plain_run(const uint8_t *block, const rk_log_fragment *fragments, size_t count,
+                    rk_entity_templates *templates, rk_plain_event *events);
 
 /// The picks `rk_entity_pick_templated` would have given for a record `template` matched.
 void rk_entity_template_picks(const rk_entity_template *from, const uint8_t *record, size_t count,

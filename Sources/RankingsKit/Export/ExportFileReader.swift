@@ -32,7 +32,7 @@ public struct ExportFileReader: ~Copyable {
         var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size, buffers: buffers)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
             var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath,
-                                        templates: buffers.entityTemplates, plain: buffers.plainEvent)
+                                        templates: buffers.entityTemplates, plain: buffers.plainEvents)
             defer { decoder = visitor.decoder }
             return try log.read(blocks: blocks, into: &visitor)
         }
@@ -52,7 +52,7 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     let path: String
     /// The worker's entity templates (entity_template.c), owned by its `LogReadBuffers`.
     let templates: UnsafeMutablePointer<rk_entity_templates>
-    /// What `rk_entity_read` read of a plain event, owned by the same buffers.
+    /// What `rk_entity_read` or `rk_plain_run` read of plain events, owned by the same buffers.
     let plain: UnsafeMutablePointer<rk_plain_event>
     var number = 0
     /// The C walker's picks of the record being read.
@@ -60,6 +60,31 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
 
     /// What the fast path made of a record.
     private enum Walked { case counted, picked, declined }
+
+    /// A run of plain records, read by C from the block's fragments: no Swift per fragment
+    /// but the handing on (the reader's switch and this visitor's call per record were a
+    /// tenth of a run). Each event is handed on before the next run may make a template.
+    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
+                          blockOffset: Int64) throws(InputError) -> Int {
+        let base = fragments.baseAddress.unsafelyUnwrapped
+        let bytes = block.assumingMemoryBound(to: UInt8.self)
+        let (sink, templates, plain) = (self.sink, self.templates, self.plain)
+        var taken = 0
+        return withUnsafeMutablePointer(to: &picks) { picks -> Int in
+            while taken < fragments.count {
+                let run = rk_plain_run(bytes, base + taken, fragments.count - taken, templates, plain)
+                for i in 0..<run {
+                    number += 1
+                    let offset = blockOffset + Int64(base[taken + i].data) - Int64(LogFormat.headerSize)
+                    sink.pointee.event(templated: TemplatedEvent(plain: plain + i, scratch: picks, offset: offset),
+                                       record: number)
+                }
+                taken += run
+                if run < Int(RK_PLAIN_RUN) { break }
+            }
+            return taken
+        }
+    }
 
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         number += 1

@@ -6,6 +6,18 @@ protocol LogRecordVisitor: ~Copyable {
     /// `bytes` is valid only during the call; `offset` is the file offset of the record's first
     /// fragment header.
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError)
+
+    /// Takes whole records at once: from the first of `fragments` (the block's next, at the
+    /// reader's record boundary, in its range), as many as it reads itself, each a FULL
+    /// fragment with its checksum checked; returns how many. The reader hands the rest to
+    /// `record`, one at a time.
+    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
+                          blockOffset: Int64) throws(InputError) -> Int
+}
+
+extension LogRecordVisitor where Self: ~Copyable {
+    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
+                          blockOffset: Int64) throws(InputError) -> Int { 0 }
 }
 
 /// Reads the records of one log file whose first fragment starts in a range of whole blocks.
@@ -96,7 +108,16 @@ struct LogRecordReader: ~Copyable {
         let buffers = self.buffers
         let (fragments, damage) = scan(base, count: count, at: blockOffset)
         rk_log_fragment_checksums(base, buffers.fragments, fragments)
-        for k in 0..<fragments {
+        var k = 0
+        while k < fragments {
+            if owned, case .between = phase {
+                let taken = try visitor.records(UnsafeBufferPointer(start: buffers.fragments + k, count: fragments - k),
+                                                block: base, blockOffset: blockOffset)
+                records += taken
+                k += taken
+                if k == fragments { break }
+            }
+            defer { k += 1 }
             let fragment = buffers.fragments[k]
             let pos = Int(fragment.data) - LogFormat.headerSize
             let here = blockOffset + Int64(pos)
@@ -264,11 +285,11 @@ final class LogReadBuffers {
     /// The entity layouts this worker's walker has taken (entity_template.c), kept across
     /// ranges and files: an export's files share their layouts.
     let entityTemplates: UnsafeMutablePointer<rk_entity_templates>
-    /// What the templates read of the plain event being handed on.
-    let plainEvent = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: 1)
+    /// What the templates read of the plain events being handed on: one record's, or a run's.
+    let plainEvents = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: Int(RK_PLAIN_RUN))
 
     init() {
-        plainEvent.initialize(to: rk_plain_event())
+        plainEvents.initialize(repeating: rk_plain_event(), count: Int(RK_PLAIN_RUN))
         let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size,
                                                    alignment: MemoryLayout<rk_entity_templates>.alignment)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
@@ -279,6 +300,6 @@ final class LogReadBuffers {
         chunk.deallocate()
         fragments.deallocate()
         entityTemplates.deallocate()
-        plainEvent.deallocate()
+        plainEvents.deallocate()
     }
 }

@@ -27,6 +27,25 @@ struct LogDamageTests {
         }
     }
 
+    /// `read`, with what the sink was given before the damage, if any.
+    static func readKeeping(_ bytes: [UInt8]) throws -> (CollectedExport, InputError?) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("log-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let metadata = TestEntity.field(2, bytes: TestEntity.field(1, bytes: []) + TestEntity.field(2, bytes: Array("output-0".utf8)))
+        try Data(metadata).write(to: folder.appendingPathComponent("all_namespaces_all_kinds.export_metadata"))
+        try Data(bytes).write(to: folder.appendingPathComponent("output-0"))
+        let export = try #require(try ManagedExport.open(folder.path))
+        var reader = ExportFileReader()
+        var sink = CollectedExport()
+        do throws(InputError) {
+            _ = try reader.read(export.outputFiles[0], into: &sink)
+            return (sink, nil)
+        } catch {
+            return (sink, error)
+        }
+    }
+
     static func expectCorrupt(_ bytes: [UInt8], blocks: Range<Int64>? = nil, offset: Int64, _ reason: String,
                               sourceLocation: SourceLocation = #_sourceLocation) throws {
         let (result, path) = try read(bytes, blocks: blocks)
@@ -218,5 +237,49 @@ struct LogDamageTests {
                                               reason: "No such file or directory")) {
             _ = try ManagedExport.open(root.path)
         }
+    }
+
+    /// Votes written alike, which plain templates read in runs (rk_plain_run), among them
+    /// entities of another kind and bad ratings in the same layout, which end a run.
+    static func runVote(_ n: Int) -> [UInt8] {
+        TestEntity.encode(path: [(n % 97 == 50 ? "rating_eventz" : "rating_events", .name(String(format: "v%03d", n)))], [
+            .init(name: "joke_id", value: .string(Array("j\(n % 10)".utf8))),
+            .init(name: "rating", value: .integer(n % 89 == 40 ? 9 : Int64(n % 5 + 1))),
+            .init(name: "timestamp", value: .integer(1_795_600_000_000_000 + Int64(n) * 1_000_003), meaning: 7),
+        ])
+    }
+
+    @Test("runs of plain records: every record once, in order, numbered, with its own fields; damage in a run is named where it is, after the records before it")
+    func runs() throws {
+        let votes = (0..<1000).map(Self.runVote)
+        let log = TestLog.write(votes)
+        #expect(log.count > 2 * TestLog.block)
+        let (read, error) = try Self.readKeeping(log)
+        #expect(error == nil)
+        let kinds = (0..<1000).filter { $0 % 97 == 50 }, bad = (0..<1000).filter { $0 % 89 == 40 && $0 % 97 != 50 }
+        let events = (0..<1000).filter { !kinds.contains($0) && !bad.contains($0) }
+        #expect(read.events.map(\.id) == events.map { String(format: "v%03d", $0) })
+        #expect(read.events.map(\.record) == events.map { $0 + 1 })
+        #expect(read.events.map(\.jokeID) == events.map { "j\($0 % 10)" })
+        #expect(read.events.map(\.rating) == events.map { Double($0 % 5 + 1) })
+        #expect(read.events.map(\.timestampMicros) == events.map { 1_795_600_000_000_000 + Int64($0) * 1_000_003 })
+        #expect(read.leftOut == kinds.map { $0 + 1 })
+        #expect(read.bad.map(\.record) == bad.map { $0 + 1 })
+        #expect(zip(read.offsets, read.offsets.dropFirst()).allSatisfy { $0 < $1 })
+
+        // A byte of vote 700 (inside a block, past the first) changed: its checksum fails there.
+        let target = votes[700]
+        let at = try #require((0...(log.count - target.count)).first { log[$0..<($0 + target.count)].elementsEqual(target) })
+        #expect(at / TestLog.block >= 1 && (at + target.count) / TestLog.block == at / TestLog.block)
+        var damaged = log
+        damaged[at + target.count - 4] ^= 0x01 // the timestamp's last byte: the layout stays
+        let (before, failure) = try Self.readKeeping(damaged)
+        guard case .corruptExport(_, let offset, let reason)? = failure else {
+            Issue.record("not a corrupt export: \(String(describing: failure))")
+            return
+        }
+        #expect(offset == Int64(at - 7))
+        #expect(reason == "checksum mismatch in a \(target.count)-byte FULL fragment")
+        #expect(before.events.map(\.id) == events.filter { $0 < 700 }.map { String(format: "v%03d", $0) })
     }
 }
