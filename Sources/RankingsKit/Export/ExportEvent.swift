@@ -59,11 +59,12 @@ public struct PickedEvent: ExportEventFields {
     }
 }
 
-/// A plain rating event read from an entity template (`rk_entity_read`): only the joke id and
-/// rating were read; the rest is picked from the template when asked (a plain run never asks).
+/// A plain rating event read from an entity template (`rk_entity_read`, `rk_plain_run`): only
+/// the joke id and rating were read; the rest is picked from the template when asked (a plain
+/// run never asks).
 /// Valid only during the sink call that hands it over.
 public struct TemplatedEvent: ExportEventFields {
-    /// What `rk_entity_read` read, in the reader's buffers: pointers, so that the event is
+    /// What the template read, in the reader's buffers: pointers, so that the event is
     /// passed in registers (as a struct of nine words, copying it cost more than reading it).
     let plain: UnsafePointer<rk_plain_event>
     /// Where the picks go when asked for: the reader's own, unused during the sink call.
