@@ -297,17 +297,30 @@ static void remember(const uint8_t *record, size_t count, const rk_picked_entity
     templates->next = (templates->next + 1) % RK_ENTITY_TEMPLATES;
 }
 
-// The template that matches `record`, or NULL (after its compares, or at once while resting).
-static const rk_entity_template *matching(const uint8_t *record, size_t count, rk_entity_templates *templates) {
+// The slot of a template (a plain one, if `plain_only`) that matches `record`, the one last
+// matched tried first; -1 for none. Counts nothing.
+static int find(const rk_entity_templates *templates, const uint8_t *record, size_t count, int plain_only) {
     for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++) {
         uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
         const rk_entity_template *t = &templates->slots[slot];
-        if (t->length != count || count == 0 || !matches(t, record, count)) continue;
-        templates->last = slot;
-        templates->hits++;
-        rk_patience_hit(&templates->patience);
-        return t;
+        if (t->length != count || count == 0 || (plain_only && !t->plain) || !matches(t, record, count)) continue;
+        return (int)slot;
     }
+    return -1;
+}
+
+// A template in `slot` answered a record: tried first next time, and counted.
+static const rk_entity_template *answered(rk_entity_templates *templates, int slot) {
+    templates->last = (uint32_t)slot;
+    templates->hits++;
+    rk_patience_hit(&templates->patience);
+    return &templates->slots[slot];
+}
+
+// The template that matches `record`, or NULL (a miss counted towards resting).
+static const rk_entity_template *matching(const uint8_t *record, size_t count, rk_entity_templates *templates) {
+    int slot = find(templates, record, count, 0);
+    if (slot >= 0) return answered(templates, slot);
     rk_patience_miss(&templates->patience);
     return NULL;
 }
@@ -373,21 +386,11 @@ size_t rk_plain_run(const uint8_t *block, const rk_log_fragment *fragments, size
         if (f->type != 1 || f->checksum != f->stored) break;
         const uint8_t *record = block + f->data;
         size_t length = f->length;
-        // The template last matched first, then the others; nothing is counted or changed for
-        // a record no plain template reads (the general path reads it again and counts that).
-        const rk_entity_template *found = NULL;
-        uint32_t slot = templates->last;
-        for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++, slot = (slot + 1) % RK_ENTITY_TEMPLATES) {
-            const rk_entity_template *t = &templates->slots[slot];
-            if (t->length == length && length != 0 && t->plain && matches(t, record, length)) {
-                found = t;
-                break;
-            }
-        }
-        if (found == NULL || !plain_event(found, record, length, &events[n])) break;
-        templates->last = slot;
-        templates->hits++;
-        rk_patience_hit(&templates->patience);
+        // Nothing is counted or changed for a record no plain template reads (the general
+        // path reads it again and counts that).
+        int slot = find(templates, record, length, 1);
+        if (slot < 0 || !plain_event(&templates->slots[slot], record, length, &events[n])) break;
+        answered(templates, slot);
     }
     return n;
 }

@@ -23,6 +23,18 @@ private func bytesField(_ n: UInt64, _ b: [UInt8]) -> [UInt8] { varint(n << 3 | 
 private func intField(_ n: UInt64, _ v: UInt64) -> [UInt8] { varint(n << 3) + varint(v) }
 private func fixedField(_ n: UInt64, _ v: UInt64) -> [UInt8] { varint(n << 3 | 1) + (0..<8).map { UInt8(v >> (8 * UInt64($0)) & 0xFF) } }
 
+/// Picks as text, pointers as offsets from `base` (the record's first byte).
+private func text(of e: rk_picked_entity, base: UnsafePointer<UInt8>) -> String {
+    func at(_ p: UnsafePointer<UInt8>?) -> String { p.map { "\($0 - base)" } ?? "nil" }
+    var text = "path \(e.path_length) kind \(at(e.kind))+\(e.kind_count) name \(at(e.name))+\(e.name_count) id \(e.id) at \(at(e.id_at)) \(e.has_name) \(e.has_id)"
+    withUnsafeBytes(of: e.properties) { raw in
+        for p in raw.bindMemory(to: rk_picked_property.self) {
+            text += "; \(p.seen) \(p.kind) \(p.multiple) \(p.meaning) \(p.number) \(at(p.string))+\(p.string_count) \(at(p.number_at)) \(p.number_form)"
+        }
+    }
+    return text
+}
+
 /// Everything `rk_entity_pick` (or its templates) gives for a record, pointers as offsets.
 private func picksText(_ record: [UInt8], templates: UnsafeMutablePointer<rk_entity_templates>?) -> String {
     var e = rk_picked_entity()
@@ -30,59 +42,47 @@ private func picksText(_ record: [UInt8], templates: UnsafeMutablePointer<rk_ent
         let base = buffer.baseAddress
         let picked = templates.map { rk_entity_pick_templated(base, buffer.count, &e, $0) } ?? rk_entity_pick(base, buffer.count, &e)
         guard picked == 1, let base else { return "declined \(picked)" }
-        func at(_ p: UnsafePointer<UInt8>?) -> String { p.map { "\($0 - base)" } ?? "nil" }
-        var text = "path \(e.path_length) kind \(at(e.kind))+\(e.kind_count) name \(at(e.name))+\(e.name_count) id \(e.id) at \(at(e.id_at)) \(e.has_name) \(e.has_id)"
-        withUnsafeBytes(of: e.properties) { raw in
-            for p in raw.bindMemory(to: rk_picked_property.self) {
-                text += "; \(p.seen) \(p.kind) \(p.multiple) \(p.meaning) \(p.number) \(at(p.string))+\(p.string_count) \(at(p.number_at)) \(p.number_form)"
-            }
-        }
-        return text
+        return text(of: e, base: base)
     }
+}
+
+/// Runs `body` with a reader's templates, zeroed as a reader's start.
+private func withTemplates(_ body: (UnsafeMutablePointer<rk_entity_templates>) -> Void) {
+    let templates = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
+    defer { templates.deallocate() }
+    templates.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+    body(templates.bindMemory(to: rk_entity_templates.self, capacity: 1))
 }
 
 /// A record picked from a template of `base` (the record before the builder's damage) must get
 /// exactly the walk's picks: the same answer, the same offsets, the same numbers.
 private func checkTemplates(base: [UInt8], record: [UInt8], input: [UInt8]) {
-    let templates = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
-    defer { templates.deallocate() }
-    templates.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
-    let t = templates.bindMemory(to: rk_entity_templates.self, capacity: 1)
-    _ = picksText(base, templates: t)
-    _ = picksText(base, templates: t)
-    let product = picksText(record, templates: t), reference = picksText(record, templates: nil)
-    if product != reference { mismatch("picks (entity template of the undamaged record)", input: input, product: product, reference: reference) }
+    withTemplates { t in
+        _ = picksText(base, templates: t)
+        _ = picksText(base, templates: t)
+        let product = picksText(record, templates: t), reference = picksText(record, templates: nil)
+        if product != reference { mismatch("picks (entity template of the undamaged record)", input: input, product: product, reference: reference) }
+    }
 }
 
 /// `rk_entity_read` after templates of `base`: a plain event must be the reference's event,
 /// joke id and rating, with the walk's picks for the rest; otherwise the walk's picks.
 private func checkPlainRead(base: [UInt8], record: [UInt8], input: [UInt8], reference: ReferenceEntity.Verdict) {
-    let templates = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
-    defer { templates.deallocate() }
-    templates.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
-    let t = templates.bindMemory(to: rk_entity_templates.self, capacity: 1)
-    _ = picksText(base, templates: t)
-    var plain = rk_plain_event(), e = rk_picked_entity()
-    let result = record.withUnsafeBufferPointer { rk_entity_read($0.baseAddress, $0.count, t, &plain, &e) }
-    guard result == 2 else { return }
-    let joke = Array(UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count))
-    guard case .event(_, let expectedJoke, let rating, _, _, _) = reference,
-          joke == expectedJoke, plain.rating.bitPattern == rating.bitPattern
-    else { mismatch("plain event read from a template", input: input, product: (joke, plain.rating), reference: reference) }
-    let later = record.withUnsafeBufferPointer { buffer -> String in
-        rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
-        guard let base = buffer.baseAddress else { return "" }
-        func at(_ p: UnsafePointer<UInt8>?) -> String { p.map { "\($0 - base)" } ?? "nil" }
-        var text = "path \(e.path_length) kind \(at(e.kind))+\(e.kind_count) name \(at(e.name))+\(e.name_count) id \(e.id) at \(at(e.id_at)) \(e.has_name) \(e.has_id)"
-        withUnsafeBytes(of: e.properties) { raw in
-            for p in raw.bindMemory(to: rk_picked_property.self) {
-                text += "; \(p.seen) \(p.kind) \(p.multiple) \(p.meaning) \(p.number) \(at(p.string))+\(p.string_count) \(at(p.number_at)) \(p.number_form)"
-            }
+    withTemplates { t in
+        _ = picksText(base, templates: t)
+        let walked = picksText(record, templates: nil)
+        record.withUnsafeBufferPointer { buffer in
+            var plain = rk_plain_event(), e = rk_picked_entity()
+            guard let start = buffer.baseAddress, rk_entity_read(start, buffer.count, t, &plain, &e) == 2 else { return }
+            let joke = Array(UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count))
+            guard case .event(_, let expectedJoke, let rating, _, _, _) = reference,
+                  joke == expectedJoke, plain.rating.bitPattern == rating.bitPattern
+            else { mismatch("plain event read from a template", input: input, product: (joke, plain.rating), reference: reference) }
+            rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
+            let later = text(of: e, base: start)
+            if later != walked { mismatch("picks left for later by a plain event", input: input, product: later, reference: walked) }
         }
-        return text
     }
-    let walked = picksText(record, templates: nil)
-    if later != walked { mismatch("picks left for later by a plain event", input: input, product: later, reference: walked) }
 }
 
 private func build(_ input: inout FuzzInput, before: inout [UInt8]) -> [UInt8] {

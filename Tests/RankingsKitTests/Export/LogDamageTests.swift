@@ -8,6 +8,13 @@ import Testing
 struct LogDamageTests {
     /// Writes `bytes` as the only output file of a kind folder and reads it whole (or `blocks`).
     static func read(_ bytes: [UInt8], blocks: Range<Int64>? = nil) throws -> (Result<CollectedExport, InputError>, path: String) {
+        let (sink, error, path) = try readKeeping(bytes, blocks: blocks)
+        return (error.map { .failure($0) } ?? .success(sink), path)
+    }
+
+    /// `read`, with what the sink was given before the damage, if any.
+    static func readKeeping(_ bytes: [UInt8], blocks: Range<Int64>? = nil) throws
+        -> (read: CollectedExport, error: InputError?, path: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("log-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -19,30 +26,11 @@ struct LogDamageTests {
         let file = export.outputFiles[0]
         var reader = ExportFileReader()
         var sink = CollectedExport()
-        do {
-            _ = try reader.read(file, blocks: blocks ?? 0..<file.blockCount, into: &sink)
-            return (.success(sink), file.displayPath)
-        } catch {
-            return (.failure(error), file.displayPath)
-        }
-    }
-
-    /// `read`, with what the sink was given before the damage, if any.
-    static func readKeeping(_ bytes: [UInt8]) throws -> (CollectedExport, InputError?) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("log-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let metadata = TestEntity.field(2, bytes: TestEntity.field(1, bytes: []) + TestEntity.field(2, bytes: Array("output-0".utf8)))
-        try Data(metadata).write(to: folder.appendingPathComponent("all_namespaces_all_kinds.export_metadata"))
-        try Data(bytes).write(to: folder.appendingPathComponent("output-0"))
-        let export = try #require(try ManagedExport.open(folder.path))
-        var reader = ExportFileReader()
-        var sink = CollectedExport()
         do throws(InputError) {
-            _ = try reader.read(export.outputFiles[0], into: &sink)
-            return (sink, nil)
+            _ = try reader.read(file, blocks: blocks ?? 0..<file.blockCount, into: &sink)
+            return (sink, nil, file.displayPath)
         } catch {
-            return (sink, error)
+            return (sink, error, file.displayPath)
         }
     }
 
@@ -254,7 +242,7 @@ struct LogDamageTests {
         let votes = (0..<1000).map(Self.runVote)
         let log = TestLog.write(votes)
         #expect(log.count > 2 * TestLog.block)
-        let (read, error) = try Self.readKeeping(log)
+        let (read, error, _) = try Self.readKeeping(log)
         #expect(error == nil)
         let kinds = (0..<1000).filter { $0 % 97 == 50 }, bad = (0..<1000).filter { $0 % 89 == 40 && $0 % 97 != 50 }
         let events = (0..<1000).filter { !kinds.contains($0) && !bad.contains($0) }
@@ -273,7 +261,7 @@ struct LogDamageTests {
         #expect(at / TestLog.block >= 1 && (at + target.count) / TestLog.block == at / TestLog.block)
         var damaged = log
         damaged[at + target.count - 4] ^= 0x01 // the timestamp's last byte: the layout stays
-        let (before, failure) = try Self.readKeeping(damaged)
+        let (before, failure, _) = try Self.readKeeping(damaged)
         guard case .corruptExport(_, let offset, let reason)? = failure else {
             Issue.record("not a corrupt export: \(String(describing: failure))")
             return
