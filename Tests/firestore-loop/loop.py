@@ -1,7 +1,9 @@
 """The nightly loop against Google's Firestore emulator: seed rating_events with Google's client,
 fetch it with rankings-fetch-firestore (rest, then export), aggregate, publish the all-time and a
 weekly document with rankings-publish-firestore, and read them back with Google's client the way
-the app's decoder sees them. Then Firestore unreachable: both hooks fail, current stays.
+the app's decoder sees them. Every rest night holds as many documents as Google's client counts at
+its readTime. Then the fetch through a proxy that breaks Firestore's answers (faults.py), a token
+command printing two lines, and Firestore unreachable: each fails with its status, current stays.
 
     python loop.py RANKINGS        (run by run.sh, inside the client's virtual environment)
 
@@ -46,12 +48,16 @@ def expect(what, actual, expected):
 
 
 def hook(name, *args, **settings):
-    """Runs a shipped hook from the source tree with the environment the units give it."""
+    """Runs a shipped hook from the source tree with the environment the units give it; a hook
+    still running after 2 minutes is stopped and the check fails."""
     env = dict(os.environ, RANKINGS_FIRESTORE_PROJECT=PROJECT, RANKINGS_BIN=rankings,
                RANKINGS_FIRESTORE_BACKOFF_SECONDS="0.1", **settings)
     started = time.monotonic()
-    done = subprocess.run([os.path.join(hooks, name), *args], env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    try:
+        done = subprocess.run([os.path.join(hooks, name), *args], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{name} still running after 120 s") from None
     done.seconds = time.monotonic() - started
     return done
 
@@ -72,7 +78,18 @@ try:
     expected_names = {d.path for d in db.collection("rating_events").list_documents()}
     print(f"# emulator at {server.address}, seeded {seeded} events", flush=True)
 
-    def fetched_names(folder):
+    from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+
+    def counted_at_read_time(stderr, lines):
+        # The readTime the hook reports, and Google's own count of the collection at that time.
+        said = [line for line in stderr.splitlines() if " documents at readTime " in line]
+        expect("lines reporting the readTime", len(said), 1)
+        read_time = said[0].split(" at readTime ", 1)[1].split(",", 1)[0]
+        counted = db.collection("rating_events").count().get(
+            read_time=DatetimeWithNanoseconds.from_rfc3339(read_time))[0][0].value
+        expect(f"Google's count at readTime {read_time}", counted, lines)
+
+    def fetched_names(folder, stderr=None):
         names, lines, typed = set(), 0, 0
         with open(os.path.join(folder, "rating_events.ndjson"), encoding="utf-8") as text:
             for line in text:
@@ -87,6 +104,8 @@ try:
                                  f"({sorted(expected_names - names)[:3]}), {len(names - expected_names)} extra "
                                  f"({sorted(names - expected_names)[:3]})")
         expect("typed ratings and timestamps", typed, len(expected_names))
+        if stderr is not None:
+            counted_at_read_time(stderr, lines)
         return names
 
     def rest_fetch():
@@ -95,25 +114,82 @@ try:
         expect("exit status", done.returncode, 0)
         current = os.readlink(os.path.join(fetched, "current"))
         expect("nights", nights(fetched), [current])
-        names = fetched_names(os.path.join(fetched, "current"))
+        names = fetched_names(os.path.join(fetched, "current"), done.stderr)
         state["rest"] = current
         return f"{len(names)} documents in {done.seconds:.1f}s"
     check("rest: every top-level rating_events document, typed, one per line, in a new night", rest_fetch)
 
     def rest_fetch_through_faults():
-        # Pages 1..5 are requests 1..; the 2nd page fails with 503, the 3rd loses its connection,
-        # the 4th is rate limited: each retried page must come back exactly once.
-        with faults.FaultyProxy(server.address, {2: 503, 4: "drop", 6: 429, 7: 503}) as proxy:
+        # Pages 1..6 and the count are requests 1..; the 2nd page fails with 503, the 3rd loses
+        # its connection, the 4th is rate limited and then answered by something not HTTP, the
+        # 5th is cut short: each retried page must come back exactly once.
+        with faults.FaultyProxy(server.address, {2: 503, 4: "drop", 6: 429, 7: "garbage", 9: "truncate"}) as proxy:
             other = os.path.join(work, "through-faults")
             done = hook("rankings-fetch-firestore", other, FIRESTORE_EMULATOR_HOST=proxy.address,
                         RANKINGS_FIRESTORE_FETCH="rest")
             expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
-            expect("requests (5 pages + 1 empty + 4 retried)", proxy.requests, 10)
+            expect("requests (5 pages + 1 empty + 5 retried + the count)", proxy.requests, 12)
             retried = done.stderr.count("next in")
-            expect("retries reported", retried, 4)
-            fetched_names(os.path.join(other, "current"))
+            expect("retries reported", retried, 5)
+            fetched_names(os.path.join(other, "current"), done.stderr)
+        state["faulted"] = other
         return f"{retried} retried pages"
-    check("rest: pages retried after 503, 429 and a dropped connection hold every document once", rest_fetch_through_faults)
+    check("rest: pages retried after 503, 429, a dropped connection, an answer not HTTP and one cut short "
+          "hold every document once", rest_fetch_through_faults)
+
+    def snapshot(directory):
+        """Every name under DIR, where each symbolic link points, and every file's bytes."""
+        tree = {}
+        for parent, folders, files in os.walk(directory):
+            for name in folders + files:
+                path = os.path.join(parent, name)
+                if os.path.islink(path):
+                    tree[path] = ("link", os.readlink(path))
+                elif os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        tree[path] = ("file", f.read())
+                else:
+                    tree[path] = ("folder",)
+        return tree
+
+    def refused(injected, status, message, **settings):
+        """A fetch through the faulty proxy fails with STATUS and one error line holding MESSAGE;
+        DIR (current, every night, every byte) is as it was, no partial folder left behind."""
+        directory = state["faulted"]
+        before = snapshot(directory)
+        with faults.FaultyProxy(server.address, injected) as proxy:
+            done = hook("rankings-fetch-firestore", directory, FIRESTORE_EMULATOR_HOST=proxy.address,
+                        RANKINGS_FIRESTORE_FETCH="rest", RANKINGS_FIRESTORE_ATTEMPTS="1", **settings)
+        expect(f"exit status ({done.stderr.strip()})", done.returncode, status)
+        last = done.stderr.strip().splitlines()[-1]
+        if not last.startswith("rankings-fetch-firestore: error: ") or message not in last:
+            raise AssertionError(f"the error line does not say {message!r}: {done.stderr.strip()}")
+        if "Traceback" in done.stderr:
+            raise AssertionError(f"a traceback: {done.stderr}")
+        after = snapshot(directory)
+        expect("DIR's names, links and bytes unchanged (no partial left)", sorted(after), sorted(before))
+        expect("DIR's links and bytes", after == before, True)
+        said = last.split(": error: ", 1)[1]
+        return f"{done.seconds:.1f}s: " + (said if len(said) < 100 else f"...{said[-100:]}")
+
+    # Each way Firestore's answer can be incomplete or broken, with one try per call, so that the
+    # fault is what the fetch meets: exit 69 and the night refused. (Through retries, a broken
+    # answer is tried again: the check above.)
+    for fault, request, message in (
+            ("error-item", 2, "Firestore stopped the stream at item 501 with an error: injected"),
+            ("short", 1, "999 documents fetched, but Firestore counts 5000"),
+            ("empty", 1, "the stream holds no readTime (0 items)"),
+            ("repeat", 2, "does not come after the document before it (a repeat or a step back)"),
+            ("non-object", 1, "item 4 is not an object"),
+            ("nameless", 1, "item 4 holds a document without a name"),
+            ("truncate", 2, "IncompleteRead"),
+            ("garbage", 1, "BadStatusLine"),
+    ):
+        check(f"rest: {fault} on page {request} fails the night (69): current, the nights and their bytes unchanged",
+              lambda f=fault, r=request, m=message: refused({r: f}, 69, m))
+
+    check("rest: an answer trickling a byte every 1.5 s is cut off at the whole-call limit (69), DIR unchanged",
+          lambda: refused({1: "trickle"}, 69, "no whole answer within 3s", RANKINGS_FIRESTORE_TIMEOUT_SECONDS="3"))
 
     def export_fetch():
         time.sleep(1.1)  # nights are named by the second
@@ -148,6 +224,7 @@ try:
     done = hook("rankings-fetch-firestore", for_job, FIRESTORE_EMULATOR_HOST=server.address,
                 RANKINGS_FIRESTORE_FETCH="rest")
     expect("rest fetch for the job: exit status", done.returncode, 0)
+    counted_at_read_time(done.stderr, len(expected_names))
     events = os.path.join(for_job, "current")
     documents = {
         "all_time": ([], os.path.join(root, "sample-data", "expected", "all_time.json")),
@@ -272,8 +349,8 @@ try:
                 done = hook("rankings-fetch-firestore", other, FIRESTORE_EMULATOR_HOST=proxy.address,
                             RANKINGS_FIRESTORE_FETCH="rest")
                 expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
-                expect("requests (5 pages + 1 empty)", proxy.requests, 6)
-                fetched_names(os.path.join(other, "current"))
+                expect("requests (5 pages + 1 empty + the count)", proxy.requests, 7)
+                fetched_names(os.path.join(other, "current"), done.stderr)
             now = {d.path for d in events.list_documents()}
             expect("the collection did change meanwhile", len(now - expected_names), 2)
         finally:
@@ -309,6 +386,52 @@ try:
                     FIRESTORE_EMULATOR_HOST=unreachable)
         expect("exit status", done.returncode, 69)
     check("unreachable Firestore: publish fails (69)", publish_fails_unreachable)
+
+    def token_through_the_proxy():
+        # RANKINGS_FIRESTORE_ENDPOINT makes the proxy the API's address: no emulator setting, so
+        # the hook gets a token from its command and sends it, as to Google's.
+        with faults.FaultyProxy(server.address, {}) as proxy:
+            other = os.path.join(work, "with-token")
+            done = hook("rankings-fetch-firestore", other, RANKINGS_FIRESTORE_FETCH="rest", FIRESTORE_EMULATOR_HOST="",
+                        RANKINGS_FIRESTORE_ENDPOINT=f"http://{proxy.address}/v1",
+                        RANKINGS_FIRESTORE_TOKEN_COMMAND="echo ya29.loop-token")
+            expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
+            expect("Authorization headers", set(proxy.authorizations), {"Bearer ya29.loop-token"})
+            expect("the token in a message", "loop-token" in done.stderr, False)
+            fetched_names(os.path.join(other, "current"), done.stderr)
+        return f"{proxy.requests} requests, each with the token"
+    check("RANKINGS_FIRESTORE_ENDPOINT: a token from RANKINGS_FIRESTORE_TOKEN_COMMAND is sent on every call, "
+          "and shown in no message", token_through_the_proxy)
+
+    def two_line_token():
+        with faults.FaultyProxy(server.address, {}) as proxy:
+            for name, arg in (("rankings-fetch-firestore", state["faulted"]),
+                              ("rankings-publish-firestore", os.path.join(work, "all_time.json"))):
+                before = snapshot(state["faulted"])
+                done = hook(name, arg, FIRESTORE_EMULATOR_HOST="", RANKINGS_FIRESTORE_ENDPOINT=f"http://{proxy.address}/v1",
+                            RANKINGS_FIRESTORE_TOKEN_COMMAND="printf 'ya29.SECRET-token\\nsecond-line\\n'")
+                expect(f"{name}: exit status ({done.stderr.strip()})", done.returncode, 78)
+                for secret in ("SECRET", "second-line"):
+                    if secret in done.stderr:
+                        raise AssertionError(f"{name}: {secret} in its messages: {done.stderr}")
+                if "no access token" not in done.stderr or "not a single line" not in done.stderr:
+                    raise AssertionError(f"{name}: not the refusal: {done.stderr}")
+                expect(f"{name}: DIR unchanged", snapshot(state["faulted"]) == before, True)
+            expect("requests sent", proxy.requests, 0)
+    check("a token command printing two lines: both hooks stop with 78 and show neither line", two_line_token)
+
+    def newline_in_document_name():
+        folder = os.path.join(work, "odd-name")
+        os.makedirs(folder, exist_ok=True)
+        odd = os.path.join(folder, "all\ntime.json")
+        shutil.copyfile(os.path.join(work, "all_time.json"), odd)
+        done = hook("rankings-publish-firestore", odd, FIRESTORE_EMULATOR_HOST=server.address,
+                    RANKINGS_FIRESTORE_COLLECTION="loop_odd_names")
+        expect(f"exit status ({done.stderr.strip()})", done.returncode, 0)
+        expect("log lines", len(done.stderr.splitlines()), 1)
+        if "loop_odd_names/all\\ntime " not in done.stderr:
+            raise AssertionError(f"the name not written with its newline escaped: {done.stderr}")
+    check("publish: a newline in the document's file name stays inside its one log line", newline_in_document_name)
 
     def missing_project():
         env = {k: v for k, v in os.environ.items() if k != "RANKINGS_FIRESTORE_PROJECT"}

@@ -310,8 +310,10 @@ def call(settings, program, method, url, body=None):
                     raise Failure(EX_UNAVAILABLE, last)
             else:
                 return json.loads(text or b"{}")
-        except http.client.HTTPException as error:  # cut short (IncompleteRead), not HTTP (BadStatusLine)
-            last = f"{method} {url}: a broken answer: {type(error).__name__}: {error}"
+        except http.client.IncompleteRead as error:
+            last = f"{method} {url}: a broken answer: IncompleteRead: cut short after {len(error.partial)} bytes"
+        except http.client.HTTPException as error:  # not HTTP (BadStatusLine), a header line too long
+            last = f"{method} {url}: a broken answer: {type(error).__name__}: {str(error).strip()}"
         except OSError as error:  # refused, reset, timed out, DNS
             last = f"{method} {url}: {getattr(error, 'reason', None) or error}"
         except ValueError as error:
@@ -462,8 +464,6 @@ class Query:
                 body["readTime"] = self.read_time
             where = f"runQuery page {number}"
             documents, read_time, _ = read_page(call(self.settings, self.program, "POST", self.url, body), where)
-            if len(documents) > self.page_size:
-                raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
             if self.read_time is None:
                 self.read_time = read_time
             for document in documents:
@@ -475,6 +475,8 @@ class Query:
                     raise Broken(f"{where}: {name} does not come after the document before it "
                                  "(a repeat or a step back)")
                 last_key = key
+            if len(documents) > self.page_size:
+                raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
             yield documents
             if len(documents) < self.page_size:
                 return
