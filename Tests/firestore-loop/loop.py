@@ -118,6 +118,9 @@ try:
         state["rest"] = current
         return f"{len(names)} documents in {done.seconds:.1f}s"
     check("rest: every top-level rating_events document, typed, one per line, in a new night", rest_fetch)
+    # What the failing fetches below must leave exactly as it is: a night and current.
+    state["faulted"] = os.path.join(work, "faulted")
+    shutil.copytree(fetched, state["faulted"], symlinks=True)
 
     def rest_fetch_through_faults():
         # Pages 1..6 and the count are requests 1..; the 2nd page fails with 503, the 3rd loses
@@ -132,7 +135,6 @@ try:
             retried = done.stderr.count("next in")
             expect("retries reported", retried, 5)
             fetched_names(os.path.join(other, "current"), done.stderr)
-        state["faulted"] = other
         return f"{retried} retried pages"
     check("rest: pages retried after 503, 429, a dropped connection, an answer not HTTP and one cut short "
           "hold every document once", rest_fetch_through_faults)
