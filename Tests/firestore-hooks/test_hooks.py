@@ -239,6 +239,13 @@ def cut_short(handler):
     handler.close_connection = True
 
 
+def not_json(handler):
+    handler.send_response(200)
+    handler.send_header("Content-Length", "8")
+    handler.end_headers()
+    handler.wfile.write(b"[{\"a\": 1")
+
+
 def not_http(handler):
     handler.wfile.write(b"garbage\r\n\r\n")
     handler.close_connection = True
@@ -275,9 +282,12 @@ class Calls(unittest.TestCase):
         message, _ = self.failed_call(trickle, settings)
         self.assertIn("(gave up after 1 tries)", message)
 
-    def test_an_answer_cut_short_or_not_http_is_retried_then_69(self):
+    def test_an_answer_cut_short_not_json_or_not_http_is_retried_then_69(self):
         message, said = self.failed_call(cut_short, self.settings())
         self.assertIn("a broken answer: IncompleteRead", message)
+        self.assertIn("try 1 of 2", said)
+        message, said = self.failed_call(not_json, self.settings())
+        self.assertIn("the answer is not JSON: ", message)
         self.assertIn("try 1 of 2", said)
         message, said = self.failed_call(not_http, self.settings())
         self.assertTrue(message.endswith("a broken answer: BadStatusLine: garbage (gave up after 2 tries)"), message)
