@@ -410,7 +410,8 @@ try:
             for name, arg in (("rankings-fetch-firestore", state["faulted"]),
                               ("rankings-publish-firestore", os.path.join(work, "all_time.json"))):
                 before = snapshot(state["faulted"])
-                done = hook(name, arg, FIRESTORE_EMULATOR_HOST="", RANKINGS_FIRESTORE_ENDPOINT=f"http://{proxy.address}/v1",
+                done = hook(name, arg, FIRESTORE_EMULATOR_HOST="",
+                            RANKINGS_FIRESTORE_ENDPOINT=f"http://{proxy.address}/v1",
                             RANKINGS_FIRESTORE_TOKEN_COMMAND="printf 'ya29.SECRET-token\\nsecond-line\\n'")
                 expect(f"{name}: exit status ({done.stderr.strip()})", done.returncode, 78)
                 for secret in ("SECRET", "second-line"):

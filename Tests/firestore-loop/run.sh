@@ -1,8 +1,10 @@
 #!/bin/bash
 # The shipped Firestore hooks against Google's own Firestore emulator, outside any container:
 # rankings-fetch-firestore by both methods, then rankings-publish-firestore, the documents read
-# back with Google's Python client; and with Firestore unreachable, both fail and DIR/current
-# stays as it was. See loop.py for the checks.
+# back with Google's Python client; every rest night as many documents as Google's client counts
+# at its read time; Firestore's answers broken every way faults.py knows (about 6 s of it), a
+# token of two lines, and Firestore unreachable: each fails with its status and DIR/current stays
+# as it was. See loop.py for the checks.
 #
 #   Tests/firestore-loop/run.sh [RANKINGS]     default: .build/debug/rankings (built by `swift test`)
 #
