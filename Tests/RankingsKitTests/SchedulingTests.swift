@@ -23,6 +23,7 @@ import Testing
         "usr/local/libexec/rankings-fetch-firestore",
         "usr/local/libexec/rankings-publish-firestore",
         "usr/local/libexec/rankings_firestore.py",
+        "usr/local/libexec/rankings_nights.py",
     ]
 
     // MARK: - Install
