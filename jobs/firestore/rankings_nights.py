@@ -148,8 +148,11 @@ class Run:
     def __enter__(self):
         refuse_root(self.directory, self.program)
         self.started = time.time()
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGALRM):
+        stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGALRM)
+        for signum in stops:
             self._handlers[signum] = signal.signal(signum, self._on_signal)
+        # A parent may hand down a mask that blocks them; the deadline and a stop must arrive.
+        self._mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         return self
 
     def _on_signal(self, signum, _frame):
@@ -188,6 +191,7 @@ class Run:
                 self._lock = None
             for signum, handler in self._handlers.items():
                 signal.signal(signum, handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
         if replacement is not None:
             raise replacement from None
         return False
