@@ -35,6 +35,14 @@ import Testing
         ("  RANKINGS_FLAGS=\"--max-drop 1\"", "not a KEY=VALUE line"),
         ("RANKINGS_EXTRA_FLAGS=\"--max-drop 100\"", "RANKINGS_EXTRA_FLAGS only in a file that starts with RANKINGS_INCLUDE"),
         ("RANKINGS_INCLUDE=/etc/rankings.conf", "RANKINGS_INCLUDE must be the first setting"),
+        // bash's read dropped the NUL and ran the job with --max-drop 1.
+        ("RANKINGS_FLAGS=\"--max-drop 1\u{0}0\"", "byte 0x00 is not allowed in the file"),
+        ("RANKINGS_PUBLISH=\u{0}", "byte 0x00 is not allowed in the file"),
+        // Parentheses only in double quotes, as spaces.
+        ("RANKINGS_FIRESTORE_DATABASE=(default)", "\"(\" is not allowed"),
+        // Every command the wrapper ran then failed with E2BIG, flock's reported as a held lock (75).
+        ("RANKINGS_FLAGS=\"" + String(repeating: "a", count: 300_000) + "\"",
+         "RANKINGS_FLAGS: a value of 300000 bytes cannot reach the job and the hooks"),
     ]
 
     @Test(arguments: refusedLines.indices)
@@ -62,7 +70,9 @@ import Testing
             let run = try stage.runWrapper(config: config, fake: fake)
             #expect(run.status == 78, "\(run.stderrText)")
             #expect(run.stderrText.contains("\(config.path):7: "), "\(run.stderrText)")
-            #expect(run.stderrText.contains(reason), "\(run.stderrText)")
+            #expect(run.stderrText.contains(reason), "\(run.stderrText.prefix(500))")
+            #expect(run.stderrText.contains("; nothing was run (see \"The configuration file\" in rankings(1))\n"),
+                    "\(run.stderrText.prefix(500))")
             #expect(try fake.calls() == [], "the job ran")
             for left in [mark, log, stage.url("out/all_time.json"), stage.url("out/.rankings.lock")] {
                 #expect(!FileManager.default.fileExists(atPath: left.path), "\(left.path) was written")
@@ -114,6 +124,29 @@ import Testing
                     + "--output \(outDir.path)/all time.json \(stage.url("exports").path)",
             ])
             #expect(FileManager.default.fileExists(atPath: outDir.appendingPathComponent("all time.json").path))
+        }
+    }
+
+    /// Firestore's default database is named "(default)"; in double quotes the wrapper hands it to
+    /// the hooks as it is (systemd reads it alike: Tests/container's configuration check).
+    @Test func parenthesesInDoubleQuotesReachTheHooks() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let seen = stage.base.appendingPathComponent("seen")
+            let fetch = stage.base.appendingPathComponent("fetch")
+            try Data("#!/bin/sh\nprintf '%s|%s\\n' \"$RANKINGS_FIRESTORE_DATABASE\" \"$*\" >\(seen.path)\n".utf8).write(to: fetch)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fetch.path)
+            let config = try stage.writeConfig([
+                "RANKINGS_EXPORTS": stage.url("exports").path,
+                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
+                "RANKINGS_BIN": fake.executable.path,
+                "RANKINGS_FETCH": "\"\(fetch.path) (a) b)\"",
+                "RANKINGS_FIRESTORE_DATABASE": "\"(default)\"",
+            ])
+            let run = try stage.runWrapper(config: config, fake: fake)
+            #expect(run.status == 0, "\(run.stderrText) \(stage.log())")
+            #expect(try String(contentsOf: seen, encoding: .utf8) == "(default)|(a) b)\n")
+            #expect(try fake.calls().count == 1)
         }
     }
 

@@ -23,6 +23,7 @@ import Testing
         "usr/local/libexec/rankings-fetch-firestore",
         "usr/local/libexec/rankings-publish-firestore",
         "usr/local/libexec/rankings_firestore.py",
+        "usr/local/libexec/rankings_nights.py",
     ]
 
     // MARK: - Install
@@ -295,6 +296,107 @@ import Testing
             let opened = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
                                                      "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9", lock.path])
             #expect(opened.status == 0, "\(opened.stderrText)")
+        }
+    }
+
+    /// A log made by the wrapper under umask 077 is 0644, as its lock is: whoever reads the job's
+    /// log (an operator in group adm, a log shipper) is not locked out by the caller's umask.
+    @Test func aLogMadeUnderAStrictUmaskIsReadableByAll() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let config = try stage.fakeConfig(fake)
+            let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
+                                      environment: fake.environment)
+            #expect(run.status == 0, "\(stage.log())")
+            let log = stage.base.appendingPathComponent("cron.log").path
+            #expect(try FileManager.default.attributesOfItem(atPath: log)[.posixPermissions] as? Int == 0o644)
+        }
+    }
+
+    /// A fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS like the fetch unit's
+    /// try: each stopped try is a failed one, and after the last the wrapper exits 69 without
+    /// running the job, its lock free for the next night (0.3 waited for ever, holding it).
+    @Test func aHungFetchIsStoppedAtItsLimitAndTheLockIsFreed() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let config = try stage.writeConfig([
+                "RANKINGS_EXPORTS": stage.url("exports").path,
+                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
+                "RANKINGS_BIN": fake.executable.path,
+                "RANKINGS_FETCH": "\"/bin/sleep 600\"",
+                "RANKINGS_FETCH_TIMEOUT_SECONDS": "1",
+            ])
+            // Started with no signal blocked, as cron starts it: this test process's children
+            // inherit a mask with SIGTERM blocked, and the stopped try would wait for the KILL.
+            let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
+            let run = try Command.run("/usr/bin/python3", ["-c", unblocked, stage.wrapper.path, config.path],
+                                      environment: fake.environment)
+            #expect(run.status == 69, "\(run.stderrText) \(stage.log())")
+            let log = stage.log()
+            #expect(log.components(separatedBy: "fetch hook failed with status 124 (stopped at its limit of 1s) on try ").count - 1 == 4, "\(log)")
+            #expect(log.contains("on try 4; no tries left, the job does not run"), "\(log)")
+            #expect(try fake.calls() == [])
+            let lock = stage.url("out/.rankings.lock").path
+            let free = try Command.run("/bin/sh", ["-c", "exec 9<\"$0\" && flock --nonblock 9", lock])
+            #expect(free.status == 0)
+        }
+    }
+
+    @Test func aFetchLimitThatIsNotANumberIsRefused() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let config = try stage.writeConfig([
+                "RANKINGS_EXPORTS": stage.url("exports").path,
+                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
+                "RANKINGS_BIN": fake.executable.path,
+                "RANKINGS_FETCH_TIMEOUT_SECONDS": "25m",
+            ])
+            let run = try stage.runWrapper(config: config, fake: fake)
+            #expect(run.status == 78)
+            #expect(run.stderrText.contains("RANKINGS_FETCH_TIMEOUT_SECONDS must be a whole number of seconds above 0, not 25m"), "\(run.stderrText)")
+            #expect(try fake.calls() == [])
+        }
+    }
+
+    /// 75 means another run holds the lock, nothing else: flock failing to run (here: not on
+    /// PATH; in 0.3, E2BIG from a 300 KB setting) is 73 with flock's status.
+    @Test func flockFailingIsNotReportedAsAHeldLock() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0"])
+            let config = try stage.fakeConfig(fake)
+            let tools = stage.base.appendingPathComponent("tools")
+            try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
+            for tool in ["bash", "date", "dirname", "stat", "logger", "timeout", "sleep", "head", "sed", "seq", "touch"] {
+                let found = try Command.run("/bin/sh", ["-c", "command -v \"$0\"", tool]).stdoutText
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                try FileManager.default.createSymbolicLink(atPath: tools.appendingPathComponent(tool).path,
+                                                           withDestinationPath: found)
+            }
+            let run = try Command.run(stage.wrapper.path, [config.path],
+                                      environment: fake.environment.merging(["PATH": tools.path]) { $1 })
+            #expect(run.status == 73, "\(stage.log())")
+            #expect(stage.log().contains("cannot lock \(stage.url("out/.rankings.lock").path): flock failed with status 127; nothing was run"),
+                    "\(stage.log())")
+            #expect(!stage.log().contains("another run holds"))
+            #expect(try fake.calls() == [])
+        }
+    }
+
+    /// The wrapper stops each try where the units do: the job at rankings.service's
+    /// TimeoutStartSec=, the publish hook at rankings-publish.service's, the fetch at the fetch
+    /// unit's default limit.
+    @Test func wrapperLimitsAreTheUnits() throws {
+        try Staging.with { stage in
+            #expect(try stage.install().status == 0)
+            let wrapper = try stage.text("usr/local/libexec/rankings-cron")
+            let job = try stage.text("etc/systemd/system/rankings.service")
+            let publish = try stage.text("etc/systemd/system/rankings-publish.service")
+            let fetch = try stage.text("etc/systemd/system/rankings-fetch.service")
+            #expect(Self.value(of: "TimeoutStartSec", in: job) == "25min")
+            #expect(Self.value(of: "TimeoutStartSec", in: publish) == "10min")
+            #expect(fetch.contains("timeout --kill-after=60 $${RANKINGS_FETCH_TIMEOUT_SECONDS:-1500} $$RANKINGS_FETCH"))
+            #expect(wrapper.contains("\nreadonly job_limit=1500 publish_limit=600 default_fetch_limit=1500\n"))
+            #expect(wrapper.contains("timeout --kill-after=60 \"$limit\""))
         }
     }
 
