@@ -16,6 +16,7 @@ SNAPSHOT = "rating_events.ndjson"
 RECORD = "night.json"
 RECORD_FORMAT = 1
 NAME_PREFIX = b'{"name":"'
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 class Damaged(Exception):
@@ -83,7 +84,7 @@ def merge(previous_path, changed, out):
 
 
 def _timestamp(line):
-    """A line's timestamp field as seconds, or None when it has none that Firestore orders as a
+    """A line's timestamp field in nanoseconds, or None when it has none that Firestore orders as a
     timestamp (such a document never matches the incremental query)."""
     try:
         value = json.loads(line)["fields"]["timestamp"]["timestampValue"]
@@ -121,36 +122,34 @@ def drift(held_path, full_path, watermark):
 
 def parse_time(text):
     """RFC 3339 with Z or an offset and up to nanoseconds (Firestore's readTime and
-    timestampValue), as float seconds since the epoch."""
-    main, _, fraction = text.partition(".")
-    offset = ""
-    if fraction:
-        for i, ch in enumerate(fraction):
-            if not ch.isdigit():
-                fraction, offset = fraction[:i], fraction[i:]
-                break
+    timestampValue; the settings' times) as whole nanoseconds since the epoch: exact, so a vote
+    exactly at a boundary is on the side the boundary says."""
+    main, _, rest = text.partition(".")
+    digits = ""
+    if rest:
+        while rest[:1].isdigit():
+            digits, rest = digits + rest[0], rest[1:]
+        if not digits or len(digits) > 9:
+            raise ValueError(f"{text!r}: a fraction of 1 to 9 digits")
+        offset = rest
     else:
-        for sign in ("Z", "z", "+", "-"):
-            at = main.find(sign, 10)
-            if at > 0:
-                main, offset = main[:at], main[at:]
-                break
+        at = max(main.find(c, 19) for c in "Zz+-")
+        main, offset = (main[:at], main[at:]) if at > 0 else (main, "")
     if offset in ("Z", "z"):
         offset = "+00:00"
-    moment = datetime.datetime.fromisoformat(main + offset)
-    if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no offset")
-    return moment.timestamp() + (float("0." + fraction) if fraction else 0.0)
+    if len(main) != 19 or main[10] not in "Tt" or not offset:
+        raise ValueError(f"{text!r} is not an RFC 3339 time with an offset")
+    moment = datetime.datetime.fromisoformat(main[:10] + "T" + main[11:] + offset)
+    seconds = (moment - EPOCH) // datetime.timedelta(seconds=1)
+    return seconds * 1_000_000_000 + int(digits.ljust(9, "0") or 0)
 
 
-def format_time(seconds):
-    """Seconds since the epoch as Firestore's RFC 3339 form, to the microsecond, in UTC."""
-    whole = int(seconds // 1)
-    micros = int(round((seconds - whole) * 1_000_000))
-    if micros == 1_000_000:
-        whole, micros = whole + 1, 0
-    moment = datetime.datetime.fromtimestamp(whole, datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{micros:06d}Z"
+def format_time(nanoseconds):
+    """Nanoseconds since the epoch as a Firestore timestampValue, in UTC, cut down to the
+    microsecond Firestore keeps (never up: a bound so cut takes in at least what it should)."""
+    seconds, rest = divmod(nanoseconds, 1_000_000_000)
+    moment = EPOCH + datetime.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
 
 
 def read_record(folder):
