@@ -59,7 +59,7 @@ def drive(hooks, directory, plan):
                         number += 1
                 except OSError:
                     pass
-            night.documents = 1
+            night.record = {"mode": "full", "documents_read": 1, "snapshot_documents": 1, "drift_documents": 0}
             night.commit(int(plan.get("keep", 7)))
         status = 0
     except fs.Failure as failure:

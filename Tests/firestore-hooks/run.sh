@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 
-output=$(python3 -B -m unittest -v test_hooks 2>&1)
+output=$(python3 -B -m unittest -v test_hooks test_snapshot 2>&1)
 status=$?
 printf '%s\n' "$output" | grep -v ' \.\.\. ok$'
 passed=$(printf '%s\n' "$output" | grep -c ' \.\.\. ok$')

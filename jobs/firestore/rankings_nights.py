@@ -118,7 +118,7 @@ class Run:
         with Run(program, directory, environ) as night:
             ...settings...
             night.start()              # lock, current checked, dead partials gone, night.folder made
-            night.documents = fetch(night.folder, night.name)
+            night.record = fetch(night.folder, night.name)    # what night.json says
             night.commit(keep)         # synced, renamed, current switched, old nights pruned
 
     Leaving it by any failure removes the partial folder and leaves current and every night as
@@ -132,7 +132,8 @@ class Run:
         self.environ = environ
         self.name = None
         self.folder = None
-        self.documents = None
+        # The night's record (rankings_snapshot): its counts go into rankings-fetch.prom.
+        self.record = None
         # Entries the clean-up could not remove (rankings_fetch_prune_errors).
         self.prune_errors = 0
         self._lock = None
@@ -376,8 +377,22 @@ class Run:
         if last_success is not None:
             lines.append(("rankings_fetch_last_success_timestamp_seconds",
                           "Unix time at which a fetch last switched current.", f"{last_success:.3f}"))
-        if self.documents is not None:
-            lines.append(("rankings_fetch_last_run_documents", "Documents the last rest fetch wrote.", str(self.documents)))
+        record = self.record or {}
+        if "snapshot_documents" in record:
+            lines += [
+                ("rankings_fetch_last_run_documents", "Documents the last rest fetch's night holds.",
+                 str(record["snapshot_documents"])),
+                ("rankings_fetch_documents_read", "Documents Firestore returned to the last rest fetch (what it "
+                                                  "bills as reads, besides one per 1,000 counted).",
+                 str(record["documents_read"])),
+                ("rankings_fetch_snapshot_documents", "Documents in the last rest fetch's night.",
+                 str(record["snapshot_documents"])),
+                ("rankings_fetch_full", "1 when the last rest fetch read the whole collection, 0 when it read "
+                                        "only what changed (or a window).", "1" if record["mode"] == "full" else "0"),
+                ("rankings_fetch_drift_documents", "Documents the incremental chain held wrong, found by the "
+                                                   "last rest fetch (0 when it found none).",
+                 str(record["drift_documents"])),
+            ]
         text = "".join(f"# HELP {n} {h}\n# TYPE {n} gauge\n{n} {v}\n" for n, h, v in lines)
         staging = f"{path}.{os.getpid()}.tmp"
         try:
