@@ -2,7 +2,8 @@
 can show what the hooks do when Firestore, or the network, has trouble in the middle of a fetch;
 or runs a test's function before forwarding a request, so that Google's client can write while a
 fetch is paging. Every other request goes to the emulator unchanged, and its answer comes back
-unchanged. The proxy also keeps the Authorization header of every request, and sends none on.
+unchanged. The proxy also keeps the Authorization header of every request, and sends none on,
+and counts the documents in the runQuery answers it passes back whole (what Firestore bills).
 
 Faults, by request number (1-based):
   503, 429        that status, instead of forwarding
@@ -56,6 +57,7 @@ class FaultyProxy:
         self.before = dict(before or {})
         self.requests = 0
         self.authorizations = []
+        self.documents = 0
         self.lock = threading.Lock()
         proxy = self
 
@@ -116,6 +118,9 @@ class FaultyProxy:
                 elif fault:
                     self.answer(status, json.dumps(rewrite(fault, json.loads(data))).encode())
                 else:
+                    if status == 200 and self.path.endswith(":runQuery"):
+                        with proxy.lock:
+                            proxy.documents += sum(1 for item in json.loads(data) if "document" in item)
                     self.answer(status, data)
 
             do_GET = do_POST = do_PATCH = forward

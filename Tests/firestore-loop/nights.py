@@ -56,7 +56,7 @@ def hook(directory, address, **settings):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise AssertionError(f"fetch into {directory}: exit {done.returncode}: {done.stderr.strip()}")
-    with open(os.path.join(directory, "current", "night.json"), encoding="utf-8") as text:
+    with open(os.path.join(directory, "current", ".night.json"), encoding="utf-8") as text:
         return json.load(text)
 
 

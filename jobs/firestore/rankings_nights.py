@@ -118,7 +118,7 @@ class Run:
         with Run(program, directory, environ) as night:
             ...settings...
             night.start()              # lock, current checked, dead partials gone, night.folder made
-            night.record = fetch(night.folder, night.name)    # what night.json says
+            night.record = fetch(night.folder, night.name)    # what .night.json says
             night.commit(keep)         # synced, renamed, current switched, old nights pruned
 
     Leaving it by any failure removes the partial folder and leaves current and every night as

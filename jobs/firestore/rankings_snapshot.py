@@ -5,7 +5,7 @@
 # night keeps it by merging. So a merge and a comparison are one pass over sorted files, with
 # memory for tonight's answer only, never for the whole collection.
 #
-# The record (night.json) says how the night was made, so the next night can tell whether it may
+# The record (.night.json) says how the night was made, so the next night can tell whether it may
 # build on it (same project, database and method; recent; undamaged) and when the last full read
 # was.
 import datetime
@@ -13,7 +13,8 @@ import json
 import os
 
 SNAPSHOT = "rating_events.ndjson"
-RECORD = "night.json"
+# Hidden: `rankings aggregate DIR/current` reads the night's *.ndjson and *.json files, never a dot file.
+RECORD = ".night.json"
 RECORD_FORMAT = 1
 NAME_PREFIX = b'{"name":"'
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -166,7 +167,7 @@ def read_record(folder):
 
 
 def write_record(folder, record):
-    """night.json, written whole before the night's folder is renamed into place."""
+    """.night.json, written whole before the night's folder is renamed into place."""
     record = dict(record, format=RECORD_FORMAT)
     with open(os.path.join(folder, RECORD), "w", encoding="utf-8") as out:
         json.dump(record, out, indent=1, sort_keys=True)
