@@ -191,7 +191,8 @@ class Run:
                 where = f"{error.filename}: " if error.filename else ""
                 replacement = fs.Failure(status, f"{where}{error.strerror or error}; current unchanged")
             else:
-                status = 1
+                # A bug: the status the hook's main() gives it (70 where it defines EX_SOFTWARE).
+                status = getattr(fs, "EX_SOFTWARE", 1)
             if isinstance(error, Stopped):
                 replacement = fs.Failure(status, str(error))
         try:
