@@ -175,7 +175,7 @@ check "cron: emulator stopped, the wrapper tries the fetch 4 times, exits 69; jo
 # The night folders as user rankings keeps them, with what root or an operator left beside them:
 # a night folder of root's (the hook run by hand), a symbolic link to /etc and a file, each with
 # a night's name. 0.3's clean-up crashed on them after current had switched (exit 1, 4 tries, the
-# job never ran); now they are left alone with a warning, older nights of rankings' go, and root
+# job never ran); now they are left alone with a warning, older nights of rankings' go. Then root
 # running the hook by hand there is turned away before it makes anything.
 firestore_prune_and_root() {
     local etc before status=0 nights
@@ -186,13 +186,6 @@ firestore_prune_and_root() {
         ln -sfn /etc $firestore_fetched/20000102T000000Z
         echo file >$firestore_fetched/20000103T000000Z
         echo RANKINGS_FIRESTORE_KEEP=1 >>/etc/rankings.conf"
-    before=$(in_container_sh "ls -A $firestore_fetched")
-    in_container env RANKINGS_FIRESTORE_PROJECT="$firestore_project" FIRESTORE_EMULATOR_HOST="$emulator" \
-        /usr/libexec/rankings-fetch-firestore "$firestore_fetched" 2>"$work/root-fetch.err" || status=$?
-    cat -- "$work/root-fetch.err"
-    expect "root's exit status" "$status" 64
-    grep -q "running as root, but $firestore_fetched belongs to rankings" "$work/root-fetch.err"
-    expect "after root's try" "$(in_container_sh "ls -A $firestore_fetched")" "$before"
     in_container systemctl start rankings-fetch.service
     expect "fetch result" "$(firestore_unit rankings-fetch.service Result)" success
     nights=$(in_container_sh "cd $firestore_fetched && ls -d 2*")
@@ -206,9 +199,16 @@ firestore_prune_and_root() {
     expect "the file" "$(in_container cat "$firestore_fetched/20000103T000000Z")" file
     expect "prune errors" "$(firestore_metric rankings-fetch.prom rankings_fetch_prune_errors)" 0
     in_container journalctl --no-pager -o cat -u rankings-fetch.service | grep -F "left alone $firestore_fetched/20000101T000000Z: it belongs to root"
+    before=$(in_container_sh "ls -A $firestore_fetched")
+    in_container env RANKINGS_FIRESTORE_PROJECT="$firestore_project" FIRESTORE_EMULATOR_HOST="$emulator" \
+        /usr/libexec/rankings-fetch-firestore "$firestore_fetched" 2>"$work/root-fetch.err" || status=$?
+    cat -- "$work/root-fetch.err"
+    expect "root's exit status" "$status" 64
+    grep -q "running as root, but $firestore_fetched belongs to rankings" "$work/root-fetch.err"
+    expect "after root's try" "$(in_container_sh "ls -A $firestore_fetched")" "$before"
     in_container_sh "rm -rf $firestore_fetched/2000010[123]T000000Z; sed -i '/^RANKINGS_FIRESTORE_KEEP=/d' /etc/rankings.conf"
 }
-check "fetch: root refused (64) in rankings' DIR; clean-up leaves root's night, a link to /etc and a file alone and succeeds" \
+check "fetch: clean-up leaves root's night, a link to /etc and a file alone and succeeds; root refused (64) in rankings' DIR" \
     firestore_prune_and_root
 
 firestore_partial() { in_container_sh "ls -A $firestore_fetched | grep '^\.partial-' || true"; }
