@@ -42,6 +42,10 @@ STAGING_LINK = ".current.new"
 # default 1500), so a slow fetch stops itself, removes its partial folder and says why before it
 # would be killed.
 DEADLINE_SECONDS = 1200
+# The alarm behind the deadline rings this much later: calls that watch Run.ends end by
+# themselves at the deadline and say what they were doing; the alarm stops whatever does not
+# (a token command, a sync to a slow disk).
+DEADLINE_GRACE_SECONDS = 2
 
 
 class Stopped(BaseException):
@@ -136,6 +140,8 @@ class Run:
         self.record = None
         # Entries the clean-up could not remove (rankings_fetch_prune_errors).
         self.prune_errors = 0
+        # time.monotonic() by which the fetch must be over (set by start()).
+        self.ends = None
         self._lock = None
         self._final = None
         # Set once the rename into place begins: from then on a signal no longer stops the run,
@@ -176,12 +182,18 @@ class Run:
                 self._discard()
             if isinstance(error, (fs.Failure, Stopped)):
                 status = error.status
+                if (isinstance(error, fs.Failure) and status == fs.EX_UNAVAILABLE and self.ends is not None
+                        and time.monotonic() >= self.ends):
+                    # A call that stopped at the deadline: the reason first, then what it was doing.
+                    replacement = fs.Failure(status, f"the fetch did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS "
+                                                     f"({self.deadline:g} s): {error}")
             elif isinstance(error, OSError):
                 status = fs.EX_CANTCREAT
                 where = f"{error.filename}: " if error.filename else ""
                 replacement = fs.Failure(status, f"{where}{error.strerror or error}; current unchanged")
             else:
-                status = 1
+                # A bug: the status the hook's main() gives it (70 where it defines EX_SOFTWARE).
+                status = getattr(fs, "EX_SOFTWARE", 1)
             if isinstance(error, Stopped):
                 replacement = fs.Failure(status, str(error))
         try:
@@ -202,7 +214,8 @@ class Run:
     def start(self):
         """Everything that can refuse the run is checked here, before anything is fetched."""
         self.deadline = fs.Settings.number(self.environ, "RANKINGS_FIRESTORE_DEADLINE_SECONDS", DEADLINE_SECONDS, float)
-        signal.setitimer(signal.ITIMER_REAL, self.deadline)
+        self.ends = time.monotonic() + self.deadline
+        signal.setitimer(signal.ITIMER_REAL, self.deadline + DEADLINE_GRACE_SECONDS)
         directory = self.directory
         try:
             os.makedirs(directory, exist_ok=True)

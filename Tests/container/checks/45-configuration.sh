@@ -24,7 +24,7 @@ EOF
             "RANKINGS_FLAGS=--quiet" \
             "RANKINGS_FLAGS=\"--max-invalid  5   --time-zone=Etc/GMT+5 --label=a,b@c%d_e.f/g:h\"" \
             "RANKINGS_METRICS=" \
-            "RANKINGS_PUBLISH=\"/usr/local/bin/rankings-print-args  --project jokes-app\"" \
+            "RANKINGS_PUBLISH=\"/usr/local/bin/rankings-print-args  --project jokes-app --database (default)\"" \
             "RANKINGS_LOG_FILE=/srv/config-check.log" \
             "RANKINGS_RETRY_PAUSE_SECONDS=0" >/srv/config-check.conf
         printf "RANKINGS_BIN=/usr/local/bin/rankings-print-args\t" >>/srv/config-check.conf
@@ -50,6 +50,6 @@ EOF
     echo "wrapper: $wrapper"
     expect "arguments" "$wrapper" "$systemd"
     expect "arguments" "$systemd" "<aggregate><--max-invalid><5><--time-zone=Etc/GMT+5><--label=a,b@c%d_e.f/g:h><--output></srv/config check/all time.json></srv/config check/exports>
-<--project><jokes-app></srv/config check/all time.json>"
+<--project><jokes-app><--database><(default)></srv/config check/all time.json>"
 }
 check "a configuration in every accepted form means the same to systemd and to the wrapper" configuration_same_for_systemd_and_wrapper

@@ -172,6 +172,103 @@ firestore_cron_failed_fetch() {
 check "cron: emulator stopped, the wrapper tries the fetch 4 times, exits 69; job, current, document and Firestore untouched" \
     firestore_cron_failed_fetch
 
+# The night folders as user rankings keeps them, with what root or an operator left beside them:
+# a night folder of root's (the hook run by hand), a symbolic link to /etc and a file, each with
+# a night's name. 0.3's clean-up crashed on them after current had switched (exit 1, 4 tries, the
+# job never ran); now they are left alone with a warning, older nights of rankings' go. Then root
+# running the hook by hand there is turned away before it makes anything.
+firestore_prune_and_root() {
+    local etc before status=0 nights
+    etc=$(in_container_sh 'ls -A /etc | md5sum')
+    in_container_sh "
+        install -d -o root -g root $firestore_fetched/20000101T000000Z
+        echo root >$firestore_fetched/20000101T000000Z/rating_events.ndjson
+        ln -sfn /etc $firestore_fetched/20000102T000000Z
+        echo file >$firestore_fetched/20000103T000000Z
+        echo RANKINGS_FIRESTORE_KEEP=1 >>/etc/rankings.conf"
+    in_container systemctl start rankings-fetch.service
+    expect "fetch result" "$(firestore_unit rankings-fetch.service Result)" success
+    nights=$(in_container_sh "cd $firestore_fetched && ls -d 2*")
+    echo "$nights"
+    expect "nights" "$(grep -c . <<<"$nights")" 4
+    expect "current is the one night of rankings'" "$(in_container_sh "cd $firestore_fetched && find . -maxdepth 1 -name '2*' -type d -user rankings | cut -c3-")" \
+        "$(in_container readlink "$firestore_fetched/current")"
+    expect "root's night" "$(in_container cat "$firestore_fetched/20000101T000000Z/rating_events.ndjson")" root
+    expect "the link" "$(in_container readlink "$firestore_fetched/20000102T000000Z")" /etc
+    expect "/etc" "$(in_container_sh 'ls -A /etc | md5sum')" "$etc"
+    expect "the file" "$(in_container cat "$firestore_fetched/20000103T000000Z")" file
+    expect "prune errors" "$(firestore_metric rankings-fetch.prom rankings_fetch_prune_errors)" 0
+    in_container journalctl --no-pager -o cat -u rankings-fetch.service | grep -F "left alone $firestore_fetched/20000101T000000Z: it belongs to root"
+    before=$(in_container_sh "ls -A $firestore_fetched")
+    in_container env RANKINGS_FIRESTORE_PROJECT="$firestore_project" FIRESTORE_EMULATOR_HOST="$emulator" \
+        /usr/libexec/rankings-fetch-firestore "$firestore_fetched" 2>"$work/root-fetch.err" || status=$?
+    cat -- "$work/root-fetch.err"
+    expect "root's exit status" "$status" 64
+    grep -q "running as root, but $firestore_fetched belongs to rankings" "$work/root-fetch.err"
+    expect "after root's try" "$(in_container_sh "ls -A $firestore_fetched")" "$before"
+    in_container_sh "rm -rf $firestore_fetched/2000010[123]T000000Z; sed -i '/^RANKINGS_FIRESTORE_KEEP=/d' /etc/rankings.conf"
+}
+check "fetch: clean-up leaves root's night, a link to /etc and a file alone and succeeds; root refused (64) in rankings' DIR" \
+    firestore_prune_and_root
+
+firestore_partial() { in_container_sh "ls -A $firestore_fetched | grep '^\.partial-' || true"; }
+firestore_partial_exists() { [[ -n $(firestore_partial) ]]; }
+firestore_fetch_ended() { [[ $(firestore_unit rankings-fetch.service ActiveState) =~ ^(inactive|failed)$ ]]; }
+
+# Stopped by systemd (systemctl stop, as at TimeoutStartSec=: SIGTERM to every process of the
+# unit), the hook removes its partial folder; killed (SIGKILL), it cannot, and the next fetch
+# removes the dead one. Firestore never answers meanwhile (the emulator stopped, a 600 s call
+# timeout), so the fetch is mid-way when it is stopped.
+firestore_systemd_stop_and_kill() {
+    local current
+    current=$(in_container readlink "$firestore_fetched/current")
+    in_container_sh 'echo RANKINGS_FIRESTORE_TIMEOUT_SECONDS=600 >>/etc/rankings.conf'
+    freeze_emulator
+    in_container systemctl start --no-block rankings-fetch.service
+    wait_until 60 firestore_partial_exists
+    in_container systemctl stop rankings-fetch.service
+    expect "partial folder after SIGTERM" "$(firestore_partial)" ""
+    expect "current" "$(in_container readlink "$firestore_fetched/current")" "$current"
+    expect "fetch metric" "$(firestore_metric rankings-fetch.prom rankings_fetch_last_run_exit_status)" 143
+    in_container systemctl start --no-block rankings-fetch.service
+    wait_until 60 firestore_partial_exists
+    in_container systemctl kill --signal=KILL rankings-fetch.service
+    wait_until 60 firestore_fetch_ended
+    expect "partial folders after SIGKILL" "$(firestore_partial | wc -l)" 1
+    expect "current" "$(in_container readlink "$firestore_fetched/current")" "$current"
+    thaw_emulator
+    firestore_default_timeout
+    in_container systemctl reset-failed rankings-fetch.service 2>/dev/null || true
+    in_container systemctl start rankings-fetch.service
+    expect "partial folder after the next fetch" "$(firestore_partial)" ""
+    [[ $(in_container readlink "$firestore_fetched/current") > $current ]]
+}
+check "systemd: the fetch stopped mid-way leaves no partial folder; killed, the next fetch removes it" \
+    firestore_systemd_stop_and_kill
+
+# Under cron, a fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS as the unit
+# stops it: 4 stopped tries, 69, no partial folder, and the lock free for the next night.
+firestore_cron_bound() {
+    local current status=0
+    current=$(in_container readlink "$firestore_fetched/current")
+    in_container rm -f /var/lib/rankings/cron.log
+    in_container_sh 'printf "%s\n" RANKINGS_FIRESTORE_TIMEOUT_SECONDS=600 RANKINGS_FETCH_TIMEOUT_SECONDS=3 >>/etc/rankings.conf'
+    freeze_emulator
+    # A bound of the test's own: 0.3's wrapper waited as long as Firestore did.
+    in_container timeout 300 runuser -u rankings -- /usr/libexec/rankings-cron /etc/rankings.conf || status=$?
+    thaw_emulator
+    in_container sed -i '/^RANKINGS_FETCH_TIMEOUT_SECONDS=/d' /etc/rankings.conf
+    firestore_default_timeout
+    in_container cat /var/lib/rankings/cron.log
+    expect "exit status" "$status" 69
+    expect "stopped tries" "$(in_container grep -c 'fetch hook failed with status 124 (stopped at its limit of 3s)' /var/lib/rankings/cron.log)" 4
+    expect "partial folder" "$(firestore_partial)" ""
+    expect "current" "$(in_container readlink "$firestore_fetched/current")" "$current"
+    in_container runuser -u rankings -- flock --nonblock /var/lib/rankings/.rankings.lock true
+}
+check "cron: a fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS on each try, 69, no partial folder, lock free" \
+    firestore_cron_bound
+
 firestore_teardown() {
     stop_emulator
     set_config RANKINGS_FETCH ''
