@@ -61,12 +61,15 @@ public final class ExportEntityCount: Sendable {
         for key in order {
             let (count, files, read) = totals[key]!
             guard Int64(read) == count.entities else {
-                throw .incompleteExport(path: count.metadata, reason: "the \(files) output files \(count.kind) lists hold "
+                throw .incompleteExport(path: count.metadata, reason: "\(theFiles(files)) \(count.kind) lists hold "
                     + "\(read) entities, but this metadata records \(count.entities)")
             }
         }
     }
 }
+
+/// "the output file", "the 3 output files": what a kind folder's metadata lists.
+private func theFiles(_ count: Int) -> String { count == 1 ? "the output file" : "the \(count) output files" }
 
 /// A Firestore (or Datastore) managed export: the folder `gcloud firestore export` writes (its
 /// root, holding `NAME.overall_export_metadata`), or one kind folder of it (holding
@@ -130,7 +133,7 @@ public struct ManagedExport: Sendable {
                 bytes += file.size
             }
             if let overallPath, let recorded = pointer.bytes, recorded != bytes {
-                throw .incompleteExport(path: overallPath, reason: "the \(names.count) output files \(pointer.file) lists hold "
+                throw .incompleteExport(path: overallPath, reason: "\(theFiles(names.count)) \(pointer.file) lists hold "
                     + "\(bytes) bytes, but this metadata records \(recorded)")
             }
         }
