@@ -69,7 +69,7 @@ enum ExportMetadata {
                     guard let file else { throw ProtoWire.Malformed(reason: "an export pointer with no metadata file") }
                     pointers.append(Pointer(file: file, entities: entities, bytes: bytes))
                 }
-                guard !pointers.isEmpty else { throw ProtoWire.Malformed(reason: "no kind folder listed") }
+                // None at all is what the emulator writes for an empty database: no kind folder.
                 return pointers
             }
         } catch {

@@ -31,7 +31,7 @@ struct Vote {
 /// it, under the shared lock, while other workers compare votes of its partitions under
 /// theirs, reading only values stored before.
 final class RatingValues: @unchecked Sendable {
-    private static let chunks = 29 // 8 · (2^29 − 1) values: every UInt32 index
+    private static let chunks = 29 // 8 · (2^29 − 1) values: about every UInt32 index
     private let directory: UnsafeMutablePointer<UnsafeMutablePointer<Double>?>
     private(set) var count = 0
     private var indexes: [Double: UInt32] = [:]

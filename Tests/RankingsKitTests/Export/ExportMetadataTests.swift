@@ -166,6 +166,19 @@ struct ExportMetadataTests {
         }
     }
 
+    @Test("the emulator's export of an empty database lists no kind folder: an export of nothing")
+    func emptyDatabase() throws {
+        // The emulator's 15 bytes: the version record, then an empty OverallExportMetadata.
+        let emulator: [UInt8] = [0xB8, 0x6D, 0x44, 0x4E, 0x01, 0x00, 0x01, 0x33, 0x05, 0x2B, 0x28, 0x43, 0x00, 0x00, 0x01]
+        #expect(TestExport.overall([]) == emulator)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data(emulator).write(to: URL(fileURLWithPath: Self.overall(root)))
+        let export = try #require(try ManagedExport.open(root.path))
+        #expect(export.outputFiles.isEmpty)
+    }
+
     /// A FIFO in each of the three places, through the command (under `timeout`, so a reader
     /// that blocks fails the test instead of hanging it): 66, the path, no output.
     @Test(arguments: ["output", "kind", "overall"])
