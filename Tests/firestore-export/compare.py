@@ -6,7 +6,9 @@ and prints one line per check and `N passed, M failed`:
 - Google's client's own view of the collection (expected.ndjson from seed.py): the same events,
   the same bad reasons, the same number of other entities.
 
-    compare.py OURS.ndjson EXPORT_ROOT EXPECTED.ndjson EXPECTED_LEFT_OUT   (leveldb-export's venv)
+    compare.py OURS.ndjson EXPORT_ROOT EXPECTED.ndjson EXPECTED_LEFT_OUT RANKINGS   (leveldb-export's venv)
+
+then damages copies of the export and runs RANKINGS on each (damage.py).
 """
 import datetime
 import glob
@@ -15,6 +17,8 @@ import os
 import sys
 
 from leveldb_export import parse_leveldb_documents
+
+import damage
 
 MISSING = object()
 
@@ -64,7 +68,7 @@ def comparable(line):
 
 
 def main():
-    ours_path, root, expected_path, left_out_path = sys.argv[1:5]
+    ours_path, root, expected_path, left_out_path, rankings = sys.argv[1:6]
     passed = failed = 0
 
     def check(name, problem):
@@ -112,6 +116,8 @@ def main():
     got_left = sum(1 for line in ours if line["verdict"] == "left out")
     check(f"{want_left} entities of other collections are left out",
           None if got_left == want_left else f"ours {got_left}")
+
+    damage.run(check, root, rankings, len(ours))
 
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

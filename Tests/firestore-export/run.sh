@@ -3,8 +3,10 @@
 # seeds it the way the app writes votes (plus everything that is not a vote, and enough votes
 # for several output files), exports it, reads the export with RankingsKit, and holds that to
 # leveldb-export (PyPI, an independent reader) record for record and to Google's client's own
-# view of the collection (compare.py). (Damage cases run in swift test, on the committed
-# emulator-made fixture: LogDamageTests.)
+# view of the collection (compare.py); then damages copies of the export (an output file
+# emptied, cut or replaced, a file listed twice or outside the export, empty metadata, a FIFO in
+# each of three places) and holds `rankings aggregate` to each outcome (damage.py). (The log's
+# damage catalogue runs in swift test, on the committed emulator-made fixture: LogDamageTests.)
 #
 #   Tests/firestore-export/run.sh
 #
@@ -26,10 +28,13 @@ emulator_start "$work"
 emulator_stop
 root=$(echo "$work"/made/all/firestore_export_*)
 
+swift build --product rankings >"$work/swift-build.log" 2>&1 || { cat "$work/swift-build.log" >&2; exit 1; }
+rankings=$(swift build --show-bin-path)/rankings
 RANKINGS_EXPORT_DUMP_IN=$root RANKINGS_EXPORT_DUMP_OUT=$work/ours.ndjson \
     swift test --filter ExportDumpForScript >"$work/swift-test.log" 2>&1 || { cat "$work/swift-test.log" >&2; exit 1; }
 if [[ ! -s $work/ours.ndjson ]]; then
     echo "Tests/firestore-export/run.sh: the dump test wrote nothing (RANKINGS_EXPORT_DUMP_* not seen?)" >&2
     exit 1
 fi
-exec "$oracle" Tests/firestore-export/compare.py "$work/ours.ndjson" "$root" "$work/made/expected.ndjson" "$work/made/expected-left-out"
+exec "$oracle" Tests/firestore-export/compare.py "$work/ours.ndjson" "$root" "$work/made/expected.ndjson" \
+    "$work/made/expected-left-out" "$rankings"

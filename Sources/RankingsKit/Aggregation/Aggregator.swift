@@ -168,6 +168,13 @@ public enum Aggregator {
         for result in results {
             if let error = result?.error { throw error }
         }
+        // Every piece was read (none failed), so each file's records are all of its records.
+        var records = [Int](repeating: 0, count: files.count)
+        for (index, piece) in pieces.enumerated() { records[piece.file] += results[index]?.records ?? 0 }
+        try ExportEntityCount.check(zip(files, records).map { file, read in
+            guard case .records(let reader) = file.format else { return (nil, read) }
+            return (reader.entityCount, read)
+        })
         let main = shared.tally.finish()
         let tally = main.tally
         let validEvents = main.validEvents, filteredOut = main.filteredOut

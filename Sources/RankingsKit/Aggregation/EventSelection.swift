@@ -3,7 +3,7 @@
 public struct EventSelection: Sendable {
     public enum Dedupe: Sendable, Equatable {
         case none
-        /// One vote per (device_id, joke_id): the latest timestamp wins, then the later line.
+        /// One vote per (device_id, joke_id): the latest timestamp wins, then the higher rating.
         case device
         /// One vote per event `id`: the later line wins (for overlapping export files).
         case eventID

@@ -1,22 +1,84 @@
 import Glibc
 
 /// One output file of a managed export, checked when the export was opened (a file listed in
-/// the metadata that is missing or unreadable fails the run before anything is read) and
-/// opened again by each read, so an export of thousands of files needs no more descriptors
-/// than there are threads.
+/// the metadata that is missing, unreadable or not a regular file fails the run before
+/// anything is read) and opened again by each read, so an export of thousands of files needs
+/// no more descriptors than there are threads.
 public struct ExportOutputFile: Sendable {
     /// `DIRECTORY/…/output-N` from the directory the user gave: what messages print.
     public let displayPath: String
     /// Bytes when the export was opened: ranges are cut, and read, within these.
     public let size: Int64
+    /// The entity count the overall metadata records for this file's kind folder, shared by
+    /// the folder's files; nil when none is recorded (a kind folder read on its own).
+    public let entityCount: ExportEntityCount?
+
+    public init(displayPath: String, size: Int64, entityCount: ExportEntityCount? = nil) {
+        self.displayPath = displayPath
+        self.size = size
+        self.entityCount = entityCount
+    }
 
     /// The file's 32 KiB blocks: ranges of these can be read independently.
     public var blockCount: Int64 { LogRecordReader.blockCount(fileSize: size) }
 }
 
+/// What the overall metadata records of one kind folder's entities: every record of the
+/// folder's output files is one entity, so the records read from them must add up to it. One
+/// instance per kind folder, shared by its files: identity tells the folders apart.
+public final class ExportEntityCount: Sendable {
+    /// The overall metadata file, which records the count.
+    public let metadata: String
+    /// The kind folder's metadata file as the overall metadata names it.
+    public let kind: String
+    public let entities: Int64
+
+    init(metadata: String, kind: String, entities: Int64) {
+        self.metadata = metadata
+        self.kind = kind
+        self.entities = entities
+    }
+
+    /// Refuses the export unless each kind folder's files held as many records as its
+    /// metadata records. `records[i]` is how many records were read from `files[i]`, which
+    /// must have been read whole.
+    public static func check(_ files: [ExportOutputFile], records: [Int]) throws(InputError) {
+        try check(zip(files, records).map { ($0.entityCount, $1) })
+    }
+
+    /// `check` over each file's count (nil for a file without one) and records read; folders
+    /// in order of their first file, so the first short folder in input order is named.
+    static func check(_ files: [(count: ExportEntityCount?, records: Int)]) throws(InputError) {
+        var totals: [ObjectIdentifier: (count: ExportEntityCount, files: Int, records: Int)] = [:]
+        var order: [ObjectIdentifier] = []
+        for (count, read) in files {
+            guard let count else { continue }
+            let key = ObjectIdentifier(count)
+            if totals[key] == nil { order.append(key) }
+            let sum = totals[key] ?? (count, 0, 0)
+            totals[key] = (count, sum.files + 1, sum.records + read)
+        }
+        for key in order {
+            let (count, files, read) = totals[key]!
+            guard Int64(read) == count.entities else {
+                throw .incompleteExport(path: count.metadata, reason: "\(theFiles(files)) \(count.kind) lists hold "
+                    + "\(read) entities, but this metadata records \(count.entities)")
+            }
+        }
+    }
+}
+
+/// "the output file", "the 3 output files": what a kind folder's metadata lists.
+private func theFiles(_ count: Int) -> String { count == 1 ? "the output file" : "the \(count) output files" }
+
 /// A Firestore (or Datastore) managed export: the folder `gcloud firestore export` writes (its
 /// root, holding `NAME.overall_export_metadata`), or one kind folder of it (holding
 /// `*.export_metadata`), and the output files its metadata lists, in the metadata's order.
+///
+/// Opening it proves what can be proved before reading: every listed file is a regular file
+/// inside the export, listed once, and each kind folder's files add up to the bytes the
+/// overall metadata records. What needs reading (the entity counts) is checked by whoever
+/// reads the files whole (`ExportEntityCount.check`).
 public struct ManagedExport: Sendable {
     public let directory: String
     public let outputFiles: [ExportOutputFile]
@@ -27,39 +89,69 @@ public struct ManagedExport: Sendable {
         let names = try DirectoryNames.visible(in: directory)
         let overall = names.filter { $0.hasSuffix(ExportMetadata.overallSuffix) }
         let kinds = names.filter { $0.hasSuffix(ExportMetadata.kindSuffix) && !$0.hasSuffix(ExportMetadata.overallSuffix) }
-        var metadataFiles: [String]
+        var overallPath: String?
+        var pointers: [ExportMetadata.Pointer]
         if !overall.isEmpty {
             guard overall.count == 1 else {
                 throw .cannotOpen(path: directory, reason: "more than one export's metadata: \(overall.joined(separator: ", "))")
             }
-            let overallPath = join(directory, overall[0])
-            metadataFiles = try ExportMetadata.kindFiles(overall: overallPath).map { join(directory, $0) }
+            let path = join(directory, overall[0])
+            overallPath = path
+            pointers = try ExportMetadata.pointers(overall: path)
+            for pointer in pointers where !ExportMetadata.staysInside(pointer.file) {
+                throw .incompleteExport(path: path, reason: "\"\(pointer.file)\" is outside the export")
+            }
         } else if !kinds.isEmpty {
-            metadataFiles = kinds.map { join(directory, $0) }
+            pointers = kinds.map { ExportMetadata.Pointer(file: $0) }
         } else {
             return nil
         }
         var files: [ExportOutputFile] = []
-        for metadata in metadataFiles {
+        // Which file each listing names, whatever the spelling (`output-0`, `./output-0`).
+        var seen: [FileIdentity: String] = [:]
+        for pointer in pointers {
+            let metadata = join(directory, pointer.file)
             let folder = parent(of: metadata)
-            for name in try ExportMetadata.outputFiles(kind: metadata) {
-                files.append(try openOutput(join(folder, name), listedIn: metadata))
+            let (names, identity) = try ExportMetadata.outputFiles(kind: metadata, listedIn: overallPath)
+            if let earlier = seen.updateValue(metadata, forKey: identity), let overallPath {
+                throw .incompleteExport(path: overallPath, reason: twice(pointer.file, metadata, earlier))
+            }
+            let count = overallPath.flatMap { path in
+                pointer.entities.map { ExportEntityCount(metadata: path, kind: pointer.file, entities: $0) }
+            }
+            var bytes: Int64 = 0
+            for name in names {
+                guard ExportMetadata.staysInside(name) else {
+                    throw .incompleteExport(path: metadata, reason: "\"\(name)\" is outside the export")
+                }
+                let path = join(folder, name)
+                let (file, identity) = try openOutput(path, listedIn: metadata, count: count)
+                if let earlier = seen.updateValue(path, forKey: identity) {
+                    throw .incompleteExport(path: metadata, reason: twice(name, path, earlier))
+                }
+                files.append(file)
+                bytes += file.size
+            }
+            if let overallPath, let recorded = pointer.bytes, recorded != bytes {
+                throw .incompleteExport(path: overallPath, reason: "\(theFiles(names.count)) \(pointer.file) lists hold "
+                    + "\(bytes) bytes, but this metadata records \(recorded)")
             }
         }
         return ManagedExport(directory: directory, outputFiles: files)
     }
 
-    private static func openOutput(_ path: String, listedIn metadata: String) throws(InputError) -> ExportOutputFile {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw .cannotOpen(path: path, reason: "\(String(cString: strerror(errno))) (listed in \(metadata))")
-        }
+    /// Words a file listed twice: by its name, and by its other spelling if it has one.
+    private static func twice(_ name: String, _ path: String, _ earlier: String) -> String {
+        path == earlier ? "\(name) is listed twice" : "\(name) is listed twice (\(path) is \(earlier))"
+    }
+
+    private static func openOutput(_ path: String, listedIn metadata: String,
+                                   count: ExportEntityCount?) throws(InputError) -> (ExportOutputFile, FileIdentity) {
+        let (fd, size) = try ExportMetadata.openRegular(path, listedIn: metadata)
         defer { _ = Glibc.close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            throw .cannotOpen(path: path, reason: "not a regular file (listed in \(metadata))")
-        }
-        return ExportOutputFile(displayPath: path, size: Int64(st.st_size))
+        _ = fstat(fd, &st)
+        return (ExportOutputFile(displayPath: path, size: size, entityCount: count), FileIdentity(st))
     }
 
     static func join(_ directory: String, _ name: String) -> String {

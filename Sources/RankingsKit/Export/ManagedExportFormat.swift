@@ -1,6 +1,10 @@
 /// A managed export's output file as one of the aggregator's inputs: read in ranges of whole
 /// 32 KiB blocks, so the threads share a large file as they share a large NDJSON file.
 struct ManagedExportFormat: RecordFileReader {
+    let entityCount: ExportEntityCount?
+
+    init(entityCount: ExportEntityCount? = nil) { self.entityCount = entityCount }
+
     var splitUnit: Int64? { Int64(LogFormat.blockSize) }
 
     func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,

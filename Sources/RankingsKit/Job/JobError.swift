@@ -18,6 +18,7 @@ public enum JobError: Error, Sendable {
         case .input(.jsonArray): 65
         case .input(.managedExport): 64
         case .input(.corruptExport): 65
+        case .input(.incompleteExport): 65
         case .output(.cannotCreate): 73
         case .output(.writeFailed): 74
         }
@@ -38,6 +39,7 @@ public enum JobError: Error, Sendable {
         case .input(.managedExport(let path)):
             "\(path) is a Firestore managed export; this command reads NDJSON files only"
         case .input(.corruptExport(let path, let offset, let reason)): "\(path): corrupt export at byte \(offset): \(reason)"
+        case .input(.incompleteExport(let path, let reason)): "\(path): incomplete export: \(reason)"
         case .output(.cannotCreate(let path, let reason)): "cannot create \(path): \(reason)"
         case .output(.writeFailed(let path, let reason)): "error writing \(path): \(reason)"
         }

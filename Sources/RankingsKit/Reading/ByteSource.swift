@@ -37,6 +37,10 @@ public enum InputError: Error, Sendable, Equatable {
     /// A managed export's file is damaged at `offset`: a checksum, length or fragment that
     /// cannot be, a record cut short, an entity that does not decode (status 65, like gzip).
     case corruptExport(path: String, offset: Int64, reason: String)
+    /// A managed export's metadata contradicts the files it lists, or lists them in a way
+    /// that cannot be a complete export (a file twice, a path that leaves the export): status
+    /// 65, the export is damaged. `path` is the metadata file that says so.
+    case incompleteExport(path: String, reason: String)
 }
 
 /// Reads a file descriptor from a fixed offset with `pread`, so several threads can share

@@ -109,7 +109,8 @@ public struct InputFile: Sendable {
                 }
                 for output in export.outputFiles {
                     files.append(InputFile(displayPath: output.displayPath, origin: .path(output.displayPath),
-                                           format: .records(ManagedExportFormat()), compression: .none, size: output.size))
+                                           format: .records(ManagedExportFormat(entityCount: output.entityCount)),
+                                           compression: .none, size: output.size))
                 }
                 continue
             }
@@ -189,7 +190,7 @@ final class OpenedInput {
 }
 
 /// Which file a path names, whatever the path.
-public struct FileIdentity: Sendable, Equatable {
+public struct FileIdentity: Sendable, Hashable {
     let device: UInt64
     let inode: UInt64
     init(_ st: stat) {
@@ -210,4 +211,11 @@ public protocol RecordFileReader: Sendable {
     /// `scratch` is the calling worker's, the same for every range it reads.
     func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
               into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64)
+    /// What the file's records must add up to with other files' (a managed export's entity
+    /// count for its kind folder), checked once every input has been read; nil for none.
+    var entityCount: ExportEntityCount? { get }
+}
+
+extension RecordFileReader {
+    public var entityCount: ExportEntityCount? { nil }
 }

@@ -32,9 +32,10 @@ public final class LatestVotes: @unchecked Sendable {
     private var recentCount = 0
     private static let recentCapacity = 64
 
-    /// Distinct rating values; 1...5 sit at indexes 0...4 from the start.
-    private var ratingValues: [Double] = [1, 2, 3, 4, 5]
-    private var ratingIndex: [Double: UInt32] = [:]
+    private let ratings: RatingValues
+    /// What ties of instant are broken by: the ratings in device mode; nil in id mode, where
+    /// the later in input order wins (of overlapping exports, the one named later).
+    private let ratingOrder: RatingValues?
 
     /// Owner bytes before the table must be emptied (`TableBound`; `.max` for the run's table).
     private let ownerBytesLimit: Int
@@ -45,8 +46,12 @@ public final class LatestVotes: @unchecked Sendable {
         self.keyedByOwnerOnly = keyedByOwnerOnly
         ownerBytesLimit = bound.keyBytes
         let perPartition = bound == .unbounded ? nil : max(1, bound.keys >> Self.partitionBits)
+        let ratings = RatingValues()
+        let ratingOrder = keyedByOwnerOnly ? nil : ratings
+        self.ratings = ratings
+        self.ratingOrder = ratingOrder
         partitions = (0..<(1 << Self.partitionBits)).map { _ in
-            VoteTable(keyedByOwnerOnly: keyedByOwnerOnly, limit: perPartition)
+            VoteTable(keyedByOwnerOnly: keyedByOwnerOnly, ratingOrder: ratingOrder, limit: perPartition)
         }
         lastPartition = partitions[0]
         recent = .allocate(capacity: Self.recentCapacity)
@@ -62,15 +67,6 @@ public final class LatestVotes: @unchecked Sendable {
 
     @inline(__always) private func partition(ofOwner index: Int, in interner: ByteInterner) -> Int {
         Int(truncatingIfNeeded: interner.hashOf(index) >> (64 - UInt64(Self.partitionBits)))
-    }
-
-    @inline(__always) private func index(ofRating rating: Double) -> UInt32 {
-        if rating == rating.rounded() { return UInt32(rating) - 1 }
-        if let i = ratingIndex[rating] { return i }
-        let i = UInt32(ratingValues.count)
-        ratingValues.append(rating)
-        ratingIndex[rating] = i
-        return i
     }
 
     /// Offers a vote by `owner` for joke entry `joke`; keeps it if it beats the current one.
@@ -91,11 +87,11 @@ public final class LatestVotes: @unchecked Sendable {
         // No readable timestamp is older than any readable one.
         let candidate = Vote(seconds: timestamp?.seconds ?? .min, order: order,
                              key: lastOwnerIndex << 32 | UInt64(joke), nanoseconds: timestamp?.nanoseconds ?? -1,
-                             rating: index(ofRating: rating))
+                             rating: ratings.index(of: rating))
         let recentJoke = keyedByOwnerOnly ? 0 : UInt32(joke)
         for r in 0..<min(recentCount, Self.recentCapacity) where recent[r].joke == recentJoke {
             let v = recent[r].vote
-            if candidate.beats(v.pointee) { v.pointee = candidate }
+            if candidate.beats(v.pointee, ratingOrder) { v.pointee = candidate }
             return
         }
         // Every key of a new owner so far is in `recent`, so this one is new to the table.
@@ -126,7 +122,7 @@ public final class LatestVotes: @unchecked Sendable {
         other.owners.removeAll()
         other.lastOwner = nil
         lastOwner = nil
-        return Renumbering(owners: ownerMap, jokes: jokeMap, ratings: other.ratingValues.map { index(ofRating: $0) })
+        return Renumbering(owners: ownerMap, jokes: jokeMap, ratings: other.ratings.all.map { ratings.index(of: $0) })
     }
 
     struct Renumbering {
@@ -149,7 +145,7 @@ public final class LatestVotes: @unchecked Sendable {
     /// Counts each winning vote in `tally`.
     func countWinners(into tally: Tally) {
         for table in partitions {
-            table.forEach { v in tally.add(entry: Int(v.key & 0xFFFF_FFFF), rating: ratingValues[Int(v.rating)]) }
+            table.forEach { v in tally.add(entry: Int(v.key & 0xFFFF_FFFF), rating: ratings[v.rating]) }
         }
     }
 }

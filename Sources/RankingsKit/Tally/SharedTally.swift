@@ -8,7 +8,7 @@ import Glibc
 /// runs out of input. So the shared table is the only one that grows with the distinct keys,
 /// and each further thread costs a fixed few hundred kilobytes: peak memory is a function of
 /// the distinct keys, not of the cores. The merge is associative (counts add; the latest vote
-/// wins by timestamp, then input order), so the order of flushes changes nothing.
+/// wins by timestamp, then rating or input order), so the order of flushes changes nothing.
 ///
 /// With a single worker there is nothing to share: its own tables are the run's, unbounded (a
 /// flush would only copy them).

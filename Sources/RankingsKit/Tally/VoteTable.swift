@@ -1,19 +1,80 @@
-/// A candidate vote. Comparison picks the winner: latest timestamp, then later input.
+/// A candidate vote. Comparison picks the winner: latest timestamp, then, in device mode, the
+/// higher rating between equal timestamps, so the winner's joke and rating never depend on the
+/// order of the input (a REST fetch is in name order, an export is not); then input order.
 struct Vote {
     var seconds: Int64
+    /// Input order: in id mode the rule; in device mode the last resort, between votes of the
+    /// same key, instant and rating, which count alike whichever is kept.
     var order: UInt64
     /// Owner index (device or event id) in the high half, joke entry in the low half.
     var key: UInt64
     var nanoseconds: Int32
-    /// Index into the distinct rating values: most exports hold five, so 4 bytes stand in for
+    /// Index into the table's `RatingValues`: most exports hold five, so 4 bytes stand in for
     /// an 8-byte double.
     var rating: UInt32
 
-    /// Whether `self` beats `other` for the same key.
-    @inline(__always) func beats(_ other: Vote) -> Bool {
+    /// Whether `self` beats `other` for the same key; `ratings` (the indexes' values) break
+    /// ties of instant, or nil when input order does.
+    @inline(__always) func beats(_ other: Vote, _ ratings: RatingValues?) -> Bool {
         if seconds != other.seconds { return seconds > other.seconds }
         if nanoseconds != other.nanoseconds { return nanoseconds > other.nanoseconds }
+        if let ratings, rating != other.rating { return ratings[rating] > ratings[other.rating] }
         return order > other.order
+    }
+}
+
+/// The distinct rating values of one `LatestVotes`, numbered as they come; 1...5 sit at
+/// indexes 0...4 from the start. Shared with its tables, which compare votes by value.
+///
+/// A value, once stored, never moves (chunks of 8, 16, 32… values, allocated as needed under
+/// a directory of fixed size): the run's table gains values while a worker is renumbered into
+/// it, under the shared lock, while other workers compare votes of its partitions under
+/// theirs, reading only values stored before.
+final class RatingValues: @unchecked Sendable {
+    private static let chunks = 29 // 8 · (2^29 − 1) values: about every UInt32 index
+    private let directory: UnsafeMutablePointer<UnsafeMutablePointer<Double>?>
+    private(set) var count = 0
+    private var indexes: [Double: UInt32] = [:]
+
+    init() {
+        directory = .allocate(capacity: Self.chunks)
+        directory.initialize(repeating: nil, count: Self.chunks)
+        for rating in 1...5 { _ = append(Double(rating)) }
+    }
+
+    deinit {
+        for c in 0..<Self.chunks { directory[c]?.deallocate() }
+        directory.deallocate()
+    }
+
+    /// Chunk `c` holds indexes 8 · (2^c − 1) ..< 8 · (2^(c+1) − 1).
+    @inline(__always) private func slot(_ index: Int) -> (chunk: Int, offset: Int) {
+        let n = index / 8 + 1
+        let chunk = Int.bitWidth - 1 - n.leadingZeroBitCount
+        return (chunk, index - 8 * ((1 << chunk) - 1))
+    }
+
+    @inline(__always) subscript(index: UInt32) -> Double {
+        let (chunk, offset) = slot(Int(index))
+        return directory[chunk].unsafelyUnwrapped[offset]
+    }
+
+    var all: [Double] { (0..<count).map { self[UInt32($0)] } }
+
+    @inline(__always) func index(of rating: Double) -> UInt32 {
+        if rating == rating.rounded() { return UInt32(rating) - 1 }
+        if let i = indexes[rating] { return i }
+        let i = append(rating)
+        indexes[rating] = i
+        return i
+    }
+
+    private func append(_ rating: Double) -> UInt32 {
+        let (chunk, offset) = slot(count)
+        if directory[chunk] == nil { directory[chunk] = .allocate(capacity: 8 << chunk) }
+        directory[chunk].unsafelyUnwrapped[offset] = rating
+        count += 1
+        return UInt32(count - 1)
     }
 }
 
@@ -38,8 +99,12 @@ final class VoteTable: @unchecked Sendable {
     /// In id mode the owner alone is the key; in device mode the (device, joke) pair is.
     private let keyedByOwnerOnly: Bool
 
-    init(keyedByOwnerOnly: Bool, limit: Int? = nil) {
+    /// The owning `LatestVotes`' rating values when they break ties (`Vote.beats`).
+    private let ratingOrder: RatingValues?
+
+    init(keyedByOwnerOnly: Bool, ratingOrder: RatingValues?, limit: Int? = nil) {
         self.keyedByOwnerOnly = keyedByOwnerOnly
+        self.ratingOrder = ratingOrder
         self.limit = limit ?? .max
         chunkLength = min(limit ?? Self.chunkSize, Self.chunkSize)
         slotMask = 255
@@ -87,7 +152,7 @@ final class VoteTable: @unchecked Sendable {
             if s == 0 { break }
             let v = vote(Int(s &- 1))
             if lookupKey(v.pointee.key) == lookup {
-                if candidate.beats(v.pointee) { v.pointee = candidate }
+                if candidate.beats(v.pointee, ratingOrder) { v.pointee = candidate }
                 return v
             }
             i = (i &+ 1) & slotMask

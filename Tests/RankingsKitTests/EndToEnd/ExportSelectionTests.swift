@@ -62,7 +62,9 @@ struct ExportSelectionTests {
         try ScratchDirectory.with { dir in
             try FileManager.default.copyItem(at: try ExportFixtures.exportRoot(ExportFixtures.emulator),
                                              to: dir.url.appendingPathComponent("export"))
-            _ = try dir.write(ManagedExportCommandTests.folder + "/output-0", TestLog.write(Self.votes.map(Self.entity)))
+            let log = TestLog.write(Self.votes.map(Self.entity))
+            _ = try dir.write(ManagedExportCommandTests.folder + "/output-0", log)
+            try ManagedExportCommandTests.recount(dir, entities: Self.votes.count, bytes: log.count)
             _ = try dir.write("votes.ndjson", Self.votes.compactMap(Self.line).joined(separator: "\n") + "\n")
             func document(_ input: String) throws -> [UInt8] {
                 let result = try RankingsBinary.run(["aggregate", "-q", "--max-invalid", "10", "--computed-at", fixedComputedAt,
@@ -74,6 +76,43 @@ struct ExportSelectionTests {
             #expect(fromExport == fromLines, "\(selection)")
             // Something was counted, so the documents say something.
             #expect(String(decoding: fromExport, as: UTF8.self).contains("joke-"), "\(selection)")
+        }
+    }
+
+    /// `--dedupe device` between votes of one device on one joke at the same instant: a REST
+    /// fetch (typed `Document` lines, in name order) and an export of the same collection (in
+    /// its own order, here the reverse) give the same document (0.3 let the later in input
+    /// order win, so they did not).
+    @Test func equalTimestampsGiveOneDocumentFromRestAndExport() throws {
+        let votes: [(id: String, joke: String, rating: Int64)] = [("a", "j", 1), ("b", "j", 5), ("c", "k", 5), ("d", "k", 1),
+                                                                  ("e", "m", 4), ("f", "m", 2)]
+        try ScratchDirectory.with { dir in
+            let entities = votes.reversed().map { v in
+                TestEntity.encode(path: [("rating_events", .name(v.id))], [
+                    .init(name: "joke_id", value: .string(Array(v.joke.utf8))),
+                    .init(name: "rating", value: .integer(v.rating)),
+                    .init(name: "timestamp", value: .integer(Self.micros), meaning: 7),
+                    .init(name: "device_id", value: .string(Array("D".utf8))),
+                ])
+            }
+            try TestExport.write(at: dir.url.appendingPathComponent("export"), outputs: [entities])
+            let lines = votes.map { v in
+                #"{"name":"projects/p/databases/(default)/documents/rating_events/\#(v.id)","fields":{"joke_id":{"stringValue":"\#(v.joke)"},"#
+                    + #""rating":{"integerValue":"\#(v.rating)"},"timestamp":{"timestampValue":"2026-11-25T08:26:40Z"},"#
+                    + #""device_id":{"stringValue":"D"}},"createTime":"2026-11-25T08:26:40Z","updateTime":"2026-11-25T08:26:40Z"}"#
+            }
+            _ = try dir.write("rest.ndjson", lines.joined(separator: "\n") + "\n")
+            func document(_ input: String) throws -> [UInt8] {
+                let result = try RankingsBinary.run(["aggregate", "-q", "--dedupe", "device", "--computed-at", fixedComputedAt,
+                                                     "-o", dir.path(input + ".json"), dir.path(input)])
+                #expect(result.status == 0, "\(input): \(result.stderrText)")
+                return try dir.read(input + ".json")
+            }
+            let fromExport = try document("export"), fromRest = try document("rest.ndjson")
+            #expect(fromExport == fromRest)
+            // The higher rating of each tie: j and k hilarious, m hilarious (4 over 2).
+            let text = String(decoding: fromRest, as: UTF8.self)
+            #expect(text.contains(#""total_hilarious_ratings": 3,"#), "\(text)")
         }
     }
 }

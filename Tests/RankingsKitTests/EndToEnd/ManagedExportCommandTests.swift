@@ -47,12 +47,39 @@ struct ManagedExportCommandTests {
         #expect(unchanged)
     }
 
-    @Test func aTruncatedOutputFileIs65() throws {
+    /// Rewrites the overall metadata of the export's copy to record these counts (after its
+    /// output file was replaced).
+    static func recount(_ dir: ScratchDirectory, entities: Int, bytes: Int) throws {
+        let name = try #require(try dir.listing("export").first { $0.hasSuffix(".overall_export_metadata") })
+        try dir.write("export/" + name, TestExport.overall([TestExport.Pointer(entities: Int64(entities), bytes: Int64(bytes))]))
+    }
+
+    /// Cut inside a record, or after one: the metadata's byte count tells either way, before
+    /// anything is read (the log format alone cannot tell a cut at a record's end).
+    @Test(arguments: [0, 1])
+    func aTruncatedOutputFileIs65(atRecordEnd: Int) throws {
+        var cut = 0
         let (result, unchanged) = try Self.rerun { dir in
-            try Self.edit(dir, "output-0") { $0.removeLast($0.count / 3) }
+            try Self.edit(dir, "output-0") { bytes in
+                // The first record's end (a FULL fragment at byte 0), or a third of the file.
+                cut = atRecordEnd == 1 ? 7 + (Int(bytes[4]) | Int(bytes[5]) << 8) : bytes.count * 2 / 3
+                bytes.removeLast(bytes.count - cut)
+            }
         }
         #expect(result.status == 65, "\(result.stderrText)")
-        #expect(result.stderrText.contains("output-0: corrupt export at byte "), "\(result.stderrText)")
+        #expect(result.stderrText.hasSuffix(".overall_export_metadata: incomplete export: the output file "
+            + "all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata lists hold \(cut) bytes, "
+            + "but this metadata records 106331\n"), "\(result.stderrText)")
+        #expect(unchanged)
+    }
+
+    /// The same bytes, another count of entities: found once the files are read.
+    @Test func anEntityCountTheFilesContradictIs65() throws {
+        let (result, unchanged) = try Self.rerun { dir in try Self.recount(dir, entities: 33, bytes: 106_331) }
+        #expect(result.status == 65, "\(result.stderrText)")
+        #expect(result.stderrText.hasSuffix(".overall_export_metadata: incomplete export: the output file "
+            + "all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata lists hold 32 entities, "
+            + "but this metadata records 33\n"), "\(result.stderrText)")
         #expect(unchanged)
     }
 

@@ -9,7 +9,8 @@ import Testing
 @Suite("Record files through the aggregator")
 struct RecordFileReaderTests {
     /// A toy format: 4-byte records, `[joke, rating digit, kind, \n]`, kind `e` an event, `o`
-    /// another collection's record, `b` a bad one, `d` an event whose device is the joke byte.
+    /// another collection's record, `b` a bad one, `d` an event whose device and event id are the
+    /// joke byte.
     struct FixedRecords: RecordFileReader {
         var splitUnit: Int64? { 8 }
 
@@ -24,7 +25,7 @@ struct RecordFileReaderTests {
                 record += 1
                 bytes.withUnsafeBufferPointer { b in
                     let id = UnsafeBufferPointer(rebasing: b[0..<1])
-                    var details = DecodedEventDetails(device: id)
+                    var details = DecodedEventDetails(device: id, event: id)
                     switch b[2] {
                     case UInt8(ascii: "o"): counter.leftOut(record: record)
                     case UInt8(ascii: "b"): counter.bad(record: record, reason: .invalid(.ratingOutOfRange))
@@ -65,8 +66,9 @@ struct RecordFileReaderTests {
         }
     }
 
-    /// `--dedupe device` through the same seam: the later record of a device and joke wins,
-    /// across pieces, by the position the reader gave.
+    /// `--dedupe id` through the same seam: the later record of an id wins, across pieces, by
+    /// the position the reader gave. (`--dedupe device` gives the same votes, no timestamps,
+    /// to the higher rating, whatever the positions.)
     @Test(arguments: [1, 2])
     func dedupeUsesTheReadersPositions(threads: Int) throws {
         try ScratchDirectory.with { dir throws in
@@ -76,11 +78,16 @@ struct RecordFileReaderTests {
             let file = InputFile(displayPath: path, origin: .path(path), format: .records(FixedRecords()),
                                  compression: .none, size: Int64(text.utf8.count))
             var selection = EventSelection()
-            selection.dedupe = .device
+            selection.dedupe = .eventID
             let result = try Aggregator.run([file], threads: threads, selection: selection, pieceSize: 8)
             #expect(result.duplicatesRemoved == 2)
             #expect(result.tally.totals.hilarious == 1)
             #expect(result.tally.totals.horrible == 1)
+            selection.dedupe = .device
+            let device = try Aggregator.run([file], threads: threads, selection: selection, pieceSize: 8)
+            #expect(device.duplicatesRemoved == 2)
+            #expect(device.tally.totals.hilarious == 2)
+            #expect(device.tally.totals.horrible == 0)
         }
     }
 }
