@@ -142,7 +142,9 @@ def inline(text):
             if index > 0:
                 strong = not strong
                 out.append("\\fB" if strong else "\\fR")
-            part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\\fI\1" + ("\\fB" if strong else "\\fR"), part)
+            # A function, not a template: "\\f" in a template would be a form feed.
+            back = "\\fB" if strong else "\\fR"
+            part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", lambda m: "\\fI" + m.group(1) + back, part)
             out.append(part)
     return "".join(out)
 

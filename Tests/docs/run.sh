@@ -42,6 +42,8 @@ check "groff formats it without a warning" \
 for section in NAME SYNOPSIS DESCRIPTION "EXIT STATUS" FILES "SEE ALSO"; do
     check "the page has $section" grep -qx ".SH $section" "$work/rankings.1"
 done
+# *emphasis* is \fI...\fR; a template's "\f" once made the closing font a form feed.
+check "no form feed in the page (emphasis closed as a font)" same "lines with a form feed" "$(grep -n $'\f' "$work/rankings.1")" ""
 check "no raw ** in the page" same "lines with **" "$(grep -n '\*\*' "$work/rankings.1")" ""
 # "**`--dedupe device`**:" in docs/aggregate.md is bold holding code.
 check "bold code is bold" grep -qF '\fB\-\-dedupe device\fR:' "$work/rankings.1"
