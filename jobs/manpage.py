@@ -16,8 +16,11 @@ lines, which both leave out; a page that still names the source tree
 The man page: NAME; SYNOPSIS, the first code block under the front page's
 (ROOT/README.md) "Commands"; DESCRIPTION, the front page's first paragraph;
 then every page of PAGES that exists, in that order, its title a section and
-its headings subsections; "Exit status" is EXIT STATUS, the table under
-FILES_HEADING is FILES. Only the Markdown the pages use is understood:
+its headings subsections; "Exit status" is EXIT STATUS, and the tables under
+every FILES_HEADING (the operator's guide's, then the other pages'), one after
+the other, are FILES: each page lists what its part of the package installs.
+`man` shows the page 80 columns wide and cannot fill code, so a code line that
+would pass column 80 is wrapped here (see wrap_code). Only the Markdown the pages use is understood:
 headings, paragraphs, fenced code, pipe tables, "-" lists one level deep
 (and one nested level), `code`, **strong** (code inside it included),
 *emphasis* and [links](target). A page or heading the man page needs that is
@@ -139,7 +142,9 @@ def inline(text):
             if index > 0:
                 strong = not strong
                 out.append("\\fB" if strong else "\\fR")
-            part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\\fI\1" + ("\\fB" if strong else "\\fR"), part)
+            # A function, not a template: "\\f" in a template would be a form feed.
+            back = "\\fB" if strong else "\\fR"
+            part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", lambda m: "\\fI" + m.group(1) + back, part)
             out.append(part)
     return "".join(out)
 
@@ -194,6 +199,42 @@ def render_table(lines):
     return out
 
 
+# `man` at 80 columns indents a section's text by 7 and a code block by 2 more (.RS 2).
+PAGE_WIDTH = 80
+TEXT_INDENT = 7
+CODE_INDENT = 2
+
+
+def wrap_code(line, width, shell):
+    """A code line cut at spaces into lines of at most `width` characters.
+
+    A shell command goes on after ` \\`, so what is shown is still what is typed; other text
+    (output, JSON, tables of options) goes on indented under its own text, after the gap of two
+    spaces or more that starts an aligned column when there is one. A word longer than the
+    line is cut where it must be.
+    """
+    if len(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    column = re.search(r"\S {2,}(?=\S)", line[indent:])
+    hanging = indent + column.end() if column and indent + column.end() < width // 2 else indent + 4
+    if shell and not line.lstrip().startswith("#"):
+        hanging = indent + 4
+    out, rest, first_line = [], line, True
+    while True:
+        room = width - (2 if shell else 0)
+        if len(rest) <= width:
+            out.append(rest)
+            return out
+        cut = rest.rfind(" ", (hanging if not first_line else indent) + 1, room + 1)
+        if cut <= 0:
+            cut = room
+        head, rest = rest[:cut].rstrip(" "), rest[cut:].lstrip(" ")
+        out.append(head + (" \\" if shell else ""))
+        rest = " " * hanging + rest
+        first_line = False
+
+
 def render_body(lines):
     """Converts a section's body (no headings) to roff."""
     out = []
@@ -214,14 +255,17 @@ def render_body(lines):
             continue
         if stripped.startswith("```"):
             close_nesting()
+            shell = stripped[3:].strip() in ("sh", "bash", "console")
             block = []
             i += 1
             while i < len(lines) and not lines[i].strip().startswith("```"):
                 block.append(lines[i])
                 i += 1
             i += 1
-            out += [".PP", ".RS 4", ".nf"]
-            out += ["\\&" + literal(code) for code in block]
+            out += [".PP", f".RS {CODE_INDENT}", ".nf"]
+            # A nested list's code sits deeper; its own indentation is counted in each line.
+            width = PAGE_WIDTH - TEXT_INDENT - CODE_INDENT - (2 if nested else 0)
+            out += ["\\&" + literal(piece) for code in block for piece in wrap_code(code.rstrip(), width, shell)]
             out += [".fi", ".RE"]
             continue
         if stripped.startswith("|"):
@@ -305,10 +349,12 @@ def man_page(root, version, date):
     page = [
         f'.TH RANKINGS 1 "{escape(date)}" "rankings {escape(version)}" "User Commands"',
         ".SH NAME", NAME,
-        ".SH SYNOPSIS", ".nf", *["\\&" + literal(line) for line in synopsis], ".fi",
+        ".SH SYNOPSIS", ".nf",
+        *["\\&" + literal(piece) for line in synopsis for piece in wrap_code(line, PAGE_WIDTH - TEXT_INDENT, False)],
+        ".fi",
         ".SH DESCRIPTION", *render_body(description),
     ]
-    files = None
+    files = []
     for path in existing_pages(root):
         sections = split_sections(installable_page(path))
         skipping_level = None
@@ -317,7 +363,8 @@ def man_page(root, version, date):
                 continue
             skipping_level = None
             if title == FILES_HEADING:
-                files, skipping_level = body, level
+                files.append(body)
+                skipping_level = level
                 continue
             if level == 0:
                 if any(line.strip() for line in body):
@@ -329,9 +376,13 @@ def man_page(root, version, date):
             else:
                 page.append(".SS " + inline(title))
             page += render_body(body)
-    if files is None:
+    if not files:
         sys.exit(f'manpage.py: no page has a "{FILES_HEADING}" section')
-    page += [".SH FILES", *render_body(files)]
+    # One list: the tables' rows, without the later tables' header rows.
+    rows = [line for line in files[0] if line.strip().startswith("|")]
+    for body in files[1:]:
+        rows += [line for line in body if line.strip().startswith("|")][2:]
+    page += [".SH FILES", *render_body(rows)]
     page += [".SH SEE ALSO", SEE_ALSO]
 
     # A paragraph break right after a heading or before another break is noise to formatters.

@@ -11,6 +11,9 @@
 #
 # Environment:
 #   RANKINGS_PREBUILT=   package this binary instead of building one
+#   RANKINGS_WITHOUT_ISAL=1
+#                        package a binary built without ISA-L's header (zlib only); without
+#                        it a build or RANKINGS_PREBUILT binary that lacks ISA-L is refused (69)
 #   DEBFULLNAME=, DEBEMAIL=
 #                        the Maintainer, as Debian's tools take it (jobs/debian/maintainer)
 set -euo pipefail
@@ -33,6 +36,12 @@ fi
 
 binary=${RANKINGS_PREBUILT:-$("$root/jobs/build-binary.sh")}
 upstream_version=$("$binary" --version | awk 'NR == 1 { print $2 }')
+# The package Recommends libisal2; a binary that cannot use it would make that a lie.
+if [[ ${RANKINGS_WITHOUT_ISAL:-} != 1 ]] && "$binary" --version | grep -q 'built without ISA-L'; then
+    echo "jobs/package.sh: $binary was built without ISA-L's header (its --version says so):" \
+        "install libisal-dev and build again, or set RANKINGS_WITHOUT_ISAL=1 for a zlib-only package" >&2
+    exit 69
+fi
 # The Debian revision comes from the changelog; its upstream part must be the
 # binary's own version, so a release cannot ship under a stale changelog.
 version=$(dpkg-parsechangelog -l "$root/jobs/debian/changelog" -S Version)
@@ -47,39 +56,8 @@ trap 'rm -rf -- "$work"' EXIT
 # debian/rankings is where dpkg-shlibdeps expects a package's tree.
 tree=$work/debian/rankings
 
-# Debian bookworm's layout: units under /lib (its debhelper's place for them;
-# /usr/lib comes with trixie), the cron entry commented out so that the
-# package enables nothing before the operator configures it.
-DESTDIR=$tree PREFIX=/usr SYSCONFDIR=/etc LIBEXECDIR=/usr/libexec \
-    UNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d TMPFILESDIR=/usr/lib/tmpfiles.d CRON_ACTIVE=no \
-    RANKINGS_PREBUILT=$binary "$root/jobs/install.sh" >/dev/null
-# Only configuration belongs under /etc in a package: a unit or sysusers file
-# there would be a conffile the operator could not override the usual way.
-for misplaced in "$tree/etc/systemd" "$tree/etc/sysusers.d" "$tree/etc/tmpfiles.d"; do
-    if [[ -e $misplaced ]]; then
-        echo "jobs/install.sh put files in ${misplaced#"$tree"}: give them \$unitdir, \$sysusersdir or \$tmpfilesdir in its table" >&2
-        exit 70
-    fi
-done
-
-install -d "$tree/usr/share/man/man1" "$tree/usr/share/doc/rankings"
 release_date=$(date -u -d "$(dpkg-parsechangelog -l "$root/jobs/debian/changelog" -S Date)" +%F)
-python3 "$root/jobs/manpage.py" --version "$upstream_version" --date "$release_date" "$root" >"$work/rankings.1"
-gzip -9n <"$work/rankings.1" >"$tree/usr/share/man/man1/rankings.1.gz"
-# The page documents the cron wrapper too (operators run it by hand).
-ln -s rankings.1.gz "$tree/usr/share/man/man1/rankings-cron.1.gz"
-install -m 0644 "$root/jobs/debian/copyright" "$tree/usr/share/doc/rankings/copyright"
-gzip -9n <"$root/jobs/debian/changelog" >"$tree/usr/share/doc/rankings/changelog.Debian.gz"
-# The reference and the operator's guide, without their parts about the source
-# tree; compressed over 4 KiB, as Debian's dh_compress does.
-python3 "$root/jobs/manpage.py" --pages "$root" | while IFS= read -r page; do
-    target=$tree/usr/share/doc/rankings/$(basename -- "$page")
-    python3 "$root/jobs/manpage.py" --markdown "$page" >"$target"
-    chmod 0644 "$target"
-    if (($(stat -c %s "$target") > 4096)); then
-        gzip -9n "$target"
-    fi
-done
+"$root/jobs/debian/stage-tree.sh" "$tree" "$binary" "$upstream_version" "$release_date"
 
 # dpkg-shlibdeps names the packages that provide the libraries the binary
 # links (glibc, libstdc++, zlib...), with the versions it needs.

@@ -46,6 +46,8 @@ int rk_isal_available(void) {
     return loaded;
 }
 
+int rk_isal_built_in(void) { return 1; }
+
 // ISA-L inflates the deflate data only (ISAL_DEFLATE); the gzip wrapper around it is read here:
 // the header with ISA-L's own reader, the trailer below. ISA-L's gzip mode would also compute
 // the CRC-32 on the inflating thread, the one a gzip run waits on; with `check_crc` off it is
@@ -222,6 +224,7 @@ const char *rk_isal_message(int status) {
 
 // Built without ISA-L's header: zlib only.
 int rk_isal_available(void) { return 0; }
+int rk_isal_built_in(void) { return 0; }
 rk_isal_stream *rk_isal_open(int check_crc) { (void)check_crc; return NULL; }
 void rk_isal_close(rk_isal_stream *stream) { (void)stream; }
 void rk_isal_set_input(rk_isal_stream *stream, const uint8_t *input, uint32_t count) {

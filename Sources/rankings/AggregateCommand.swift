@@ -53,7 +53,7 @@ enum AggregateCommand {
       --stats PATH        also write every joke's counts as NDJSON, atomically
 
     Exit status: 0 written; 64 usage, or an output that would be read as an input;
-    65 bad data or refused by --max-drop (a file that is one JSON array is bad data);
+    65 bad data or refused by --max-drop (a file that starts a JSON array is bad data);
     66 input unreadable, or a directory with no file to read; 73 output cannot be created;
     74 I/O error. On failure the output is left exactly as it was.
     """

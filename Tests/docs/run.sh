@@ -42,6 +42,8 @@ check "groff formats it without a warning" \
 for section in NAME SYNOPSIS DESCRIPTION "EXIT STATUS" FILES "SEE ALSO"; do
     check "the page has $section" grep -qx ".SH $section" "$work/rankings.1"
 done
+# *emphasis* is \fI...\fR; a template's "\f" once made the closing font a form feed.
+check "no form feed in the page (emphasis closed as a font)" same "lines with a form feed" "$(grep -n $'\f' "$work/rankings.1")" ""
 check "no raw ** in the page" same "lines with **" "$(grep -n '\*\*' "$work/rankings.1")" ""
 # "**`--dedupe device`**:" in docs/aggregate.md is bold holding code.
 check "bold code is bold" grep -qF '\fB\-\-dedupe device\fR:' "$work/rankings.1"
@@ -53,6 +55,42 @@ check "the front page's first code block is the newcomer's two commands" same "R
     "$(printf '%s\n' 'swift run rankings aggregate sample-data/rating_events.ndjson   # the leaderboard of the bundled sample export' \
         'swift test                                                       # every test')"
 check "the front page stays short" test "$(wc -l <README.md)" -le 300
+
+# FILES names every file of the package: the tree jobs/package.sh packs, laid out here by the same
+# script with a stand-in binary (a file is named by its path, its directory ending in "/", or its
+# name, as the tables do).
+man_files=$(sed -n '/^\.SH FILES$/,/^\.SH /p' "$work/rankings.1" | sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/\\://g')
+printf '#!/bin/sh\necho "rankings 0.0.0"\n' >"$work/stand-in"
+chmod +x "$work/stand-in"
+if jobs/debian/stage-tree.sh "$work/tree" "$work/stand-in" 0.0.0 2026-01-01 2>"$work/err"; then
+    unnamed=$(cd "$work/tree" && find . \( -type f -o -type l \) -printf '/%P\n' | sort | while IFS= read -r path; do
+        grep -qxF -e "$path" -e "$(dirname -- "$path")/" -e "$(basename -- "$path")" <<<"$man_files" || echo "$path"
+    done)
+    check "FILES names every file the package installs" same "files FILES does not name" "$unnamed" ""
+    check "FILES names the Firestore hooks too" grep -qxF /usr/libexec/rankings-fetch-firestore <<<"$man_files"
+else
+    check "jobs/debian/stage-tree.sh lays out the package" same "its errors" "$(cat "$work/err")" ""
+fi
+# `man` shows the page 80 columns wide: no line may be wider, code blocks (which it cannot fill)
+# included. Formatted as man does on a terminal; overstriking removed before counting.
+check "no line of the formatted page is over 80 columns" same "lines over 80 columns" \
+    "$(groff -man -Tutf8 -rLL=80n "$work/rankings.1" 2>/dev/null | python3 -c '
+import re, sys
+for number, line in enumerate(sys.stdin.read().split("\n"), 1):
+    line = re.sub(r".\x08", "", re.sub(r"\x1b\[[0-9;]*m", "", line)).expandtabs()
+    if len(line) > 80:
+        print(f"{number}: {len(line)}: {line.strip()[:60]}")')" ""
+
+# docs/configuration.md's table of settings is every name the cron wrapper accepts, no more and
+# no fewer (the wrapper refuses an unknown name with 78, so a missing row hides a setting).
+accepted=$(bash -c '
+    eval "$(grep -E "^readonly (firestore_settings|settings|overlay_settings)=" cron/rankings-cron)"
+    printf "%s\n" $settings $overlay_settings' | sort)
+documented=$(awk '/^## Settings$/ { on = 1; next } on && /^#/ { exit } on' docs/configuration.md |
+    sed -n 's/^| `\([A-Z_]*\)` |.*/\1/p' | sort)
+check "docs/configuration.md lists exactly the settings the wrapper accepts" \
+    same "accepted names missing from the table, and names the wrapper refuses" \
+    "$(comm -3 <(echo "$accepted") <(echo "$documented") | tr '\t' '+')" ""
 
 # Messages and installed files send the operator to these sections of rankings(1).
 for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer"; do

@@ -15,6 +15,10 @@ enum {
 /// 1 when libisal.so.2 could be loaded and has the functions we use (tried once, on first call).
 int rk_isal_available(void);
 
+/// 1 when this binary was compiled with ISA-L's header (libisal-dev), so it can use the library
+/// at all; 0 when it was built without it and inflates with zlib whatever the machine has.
+int rk_isal_built_in(void);
+
 typedef struct rk_isal_stream rk_isal_stream;
 
 /// A new inflate state for gzip members; NULL when ISA-L is not available or memory is short.

@@ -34,8 +34,8 @@ public enum JobError: Error, Sendable {
             "\(directory): no file matched; a directory contributes its regular files named "
                 + InputFile.exportSuffixes.map { "*" + $0 }.joined(separator: ", ") + " (not in subdirectories, not dot-files)"
         case .input(.jsonArray(let path)):
-            "\(path): the file is one JSON array, not NDJSON (one object per line); nothing written. "
-                + "Convert it with: jq -c '.[]' \(path) > NAME.ndjson"
+            "\(path): the file starts with a JSON array's '[', not one object per line (NDJSON); nothing written. "
+                + "If it is an array of objects, convert it with: jq -c '.[]' \(path) > NAME.ndjson"
         case .input(.managedExport(let path)):
             "\(path) is a Firestore managed export; this command reads NDJSON files only"
         case .input(.corruptExport(let path, let offset, let reason)): "\(path): corrupt export at byte \(offset): \(reason)"

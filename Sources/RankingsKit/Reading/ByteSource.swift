@@ -29,7 +29,8 @@ public enum InputError: Error, Sendable, Equatable {
     /// A directory given as an input holds no file the run reads (status 66: an export that
     /// has not arrived yet is worth retrying).
     case noExportFiles(directory: String)
-    /// A file that is one JSON array, not one record per line (status 65, whatever
+    /// A file whose first line opens a JSON array (`[`, `[{`...), whether or not the rest makes
+    /// one: not one record per line (status 65, whatever
     /// `--max-invalid` says: its events would otherwise be dropped as a few bad lines).
     case jsonArray(path: String)
     /// A Firestore managed export given to a command that reads JSON lines only (status 64).

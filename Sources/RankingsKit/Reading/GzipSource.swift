@@ -126,11 +126,18 @@ public enum Inflaters {
         return rk_isal_available() != 0 ? .isal : .zlib
     }()
 
+    /// Why zlib inflates: a binary compiled without ISA-L's header cannot use libisal2 even where
+    /// it is installed, so installing the library would not help; only then does it say so.
+    public static var whyNotISAL: String {
+        if rk_isal_available() != 0 { return "RANKINGS_INFLATE=zlib" }
+        return rk_isal_built_in() != 0 ? "libisal.so.2 not found" : "built without ISA-L"
+    }
+
     /// One line for `--version`: what inflates gzip in this process, and the library's version.
     public static var description: String {
         switch active {
         case .isal: "gzip: ISA-L (libisal.so.2, loaded at run time)"
-        case .zlib: "gzip: zlib \(String(cString: zlibVersion()))" + (rk_isal_available() != 0 ? " (RANKINGS_INFLATE=zlib)" : " (libisal.so.2 not found)")
+        case .zlib: "gzip: zlib \(String(cString: zlibVersion())) (\(whyNotISAL))"
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// the reading thread (`PrefetchSource`), not the inflating one. The checks must hold where
 /// members end at a chunk's edge, inside one, in a chunk of their own (an empty member), and
 /// where only the CRC-32 can see the damage (a byte changed in a stored block).
-@Suite("Deferred gzip checksums")
+@Suite("Deferred gzip checksums", .enabled(if: ISALAvailability.runs, ISALAvailability.reason))
 struct DeferredChecksumTests {
     typealias Source = ParallelEquivalenceTests.MemorySource
 

@@ -6,7 +6,7 @@ import Testing
 /// stream, one member or many; the same refusal (cut short, or bad data) of a damaged one.
 /// The suite's other gzip tests run with whichever the machine has, and once more in CI with
 /// `RANKINGS_INFLATE=zlib`; this one puts the two side by side.
-@Suite("Inflaters agree")
+@Suite("Inflaters agree", .enabled(if: ISALAvailability.runs, ISALAvailability.reason))
 struct InflaterAgreementTests {
     typealias Source = ParallelEquivalenceTests.MemorySource
 
@@ -39,9 +39,9 @@ struct InflaterAgreementTests {
     }
 
     @Test func isalIsAvailableHere() {
-        // CI installs libisal2 (.ci/run); without it this binary inflates with zlib only, and the
-        // comparisons below would compare zlib with itself.
-        #expect(rk_isal_available() != 0, "libisal.so.2 did not load: apt-get install libisal2 libisal-dev")
+        // Runs where ISA-L loads or CI requires it (ISALAvailability); without it this binary
+        // inflates with zlib only, and the comparisons below would compare zlib with itself.
+        #expect(rk_isal_available() != 0, "libisal.so.2 did not load (\(Inflaters.whyNotISAL)): apt-get install libisal2 libisal-dev")
     }
 
     static let text: [UInt8] = Array((0..<3000).map { "{\"joke_id\":\"j\($0 % 37)\",\"rating\":\($0 % 5 + 1)}\n" }.joined().utf8)
