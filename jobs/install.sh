@@ -33,6 +33,7 @@
 #   $LIBEXECDIR/rankings-publish-firestore
 #   $LIBEXECDIR/rankings_firestore.py
 #   $LIBEXECDIR/rankings_nights.py
+#   $LIBEXECDIR/rankings_snapshot.py
 #   $SYSCONFDIR/rankings.conf
 #   $UNITDIR/rankings.service
 #   $UNITDIR/rankings.timer
@@ -63,6 +64,7 @@ files=(
     "jobs/firestore/rankings-publish-firestore $libexecdir/rankings-publish-firestore 0755"
     "jobs/firestore/rankings_firestore.py $libexecdir/rankings_firestore.py 0644"
     "jobs/firestore/rankings_nights.py $libexecdir/rankings_nights.py 0644"
+    "jobs/firestore/rankings_snapshot.py $libexecdir/rankings_snapshot.py 0644"
     "jobs/rankings.sysusers  $sysusersdir/rankings.conf       0644"
     "jobs/rankings.tmpfiles  $tmpfilesdir/rankings.conf       0644"
 )

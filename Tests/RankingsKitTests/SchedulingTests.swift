@@ -24,6 +24,7 @@ import Testing
         "usr/local/libexec/rankings-publish-firestore",
         "usr/local/libexec/rankings_firestore.py",
         "usr/local/libexec/rankings_nights.py",
+        "usr/local/libexec/rankings_snapshot.py",
     ]
 
     // MARK: - Install
