@@ -114,7 +114,7 @@ def show(db, collection, name):
 
 if __name__ == "__main__":
     # For shell scripts (Tests/container): emulator.py ADDRESS PROJECT seed EVENTS
-    #   emulator.py ADDRESS PROJECT show|delete COLLECTION DOC
+    #   emulator.py ADDRESS PROJECT show|delete|vote COLLECTION DOC
     #   emulator.py ADDRESS PROJECT matches COLLECTION DOC GOLDEN
     import sys
     address, project, command, *rest = sys.argv[1:]
@@ -136,6 +136,11 @@ if __name__ == "__main__":
         if not got["exists"] or got["types"] != types or got["fields"] != want:
             sys.exit(f"{rest[0]}/{rest[1]} does not match {rest[2]}:\n{json.dumps(got, indent=1)}")
         print(json.dumps(got["types"], sort_keys=True))
+    elif command == "vote":
+        # COLLECTION DOC: one Hilarious vote for the sample's first joke, stamped now (tonight's).
+        store.collection(rest[0]).document(rest[1]).set(
+            {"joke_id": "LBcw2Dam9tSSPaIh0tG4", "rating": 5, "device_id": "container-device",
+             "week_id": "2026-W48", "timestamp": datetime.datetime.now(datetime.timezone.utc)})
     elif command == "delete":
         store.collection(rest[0]).document(rest[1]).delete()
     elif command == "show":

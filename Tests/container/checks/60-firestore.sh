@@ -93,6 +93,33 @@ firestore_systemd_chain() {
 check "systemd: rankings.service runs fetch, job, publish in order; the emulator holds weekly_rankings/all_time" \
     firestore_systemd_chain
 
+firestore_incremental_night() {
+    # A second night after one new vote: only that vote is read, merged into the first night's
+    # snapshot, and the document published is the one a full read of the collection gives.
+    emulator_client "$firestore_project" vote rating_events zz-container-vote
+    in_container systemctl start rankings.service
+    wait_until 60 firestore_publish_done
+    expect "publish result" "$(firestore_unit rankings-publish.service Result)" success
+    expect "night" "$(in_container python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["mode"], r["documents_read"], r["snapshot_documents"])' \
+        "$firestore_fetched/current/.night.json")" "incremental 1 5001"
+    expect "documents read (metric)" "$(firestore_metric rankings-fetch.prom rankings_fetch_documents_read)" 1
+    expect "full (metric)" "$(firestore_metric rankings-fetch.prom rankings_fetch_full)" 0
+    in_container runuser -u rankings -- env RANKINGS_FIRESTORE_PROJECT="$firestore_project" \
+        FIRESTORE_EMULATOR_HOST="$emulator" RANKINGS_FIRESTORE_INCREMENTAL=no \
+        /usr/libexec/rankings-fetch-firestore /var/lib/rankings/full-read 2>/dev/null
+    in_container rankings aggregate --computed-at 2026-02-18T05:00:00Z /var/lib/rankings/full-read/current \
+        >"$share/full-read.json"
+    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/full-read.json"
+    cmp -s "$share/full-read.json" "$share/all_time.json" && return 1   # the new vote shows
+    emulator_client "$firestore_project" matches weekly_rankings all_time "$share/full-read.json"
+    # Back to the sample's events for the checks after this one (the next night reads in full:
+    # a deletion leaves the merged snapshot one over Firestore's count).
+    emulator_client "$firestore_project" delete rating_events zz-container-vote
+    in_container rm -rf /var/lib/rankings/full-read
+}
+check "systemd: a second night reads only the new vote (incremental) and publishes what a full read gives" \
+    firestore_incremental_night
+
 firestore_systemd_failed_fetch() {
     local since current document updated job_start publish_start last_success
     since=$(in_container date +%s)
