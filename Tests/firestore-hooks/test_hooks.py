@@ -292,6 +292,22 @@ class Calls(unittest.TestCase):
         message, said = self.failed_call(not_http, self.settings())
         self.assertTrue(message.endswith("a broken answer: BadStatusLine: garbage (gave up after 2 tries)"), message)
 
+    def test_a_403_names_where_the_token_came_from(self):
+        def forbidden(handler):
+            body = b'{"error": {"code": 403, "message": "Request had insufficient authentication scopes."}}'
+            handler.send_response(403)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body)
+        settings = fs.Settings({"RANKINGS_FIRESTORE_PROJECT": "p", "RANKINGS_FIRESTORE_TOKEN_COMMAND": "echo ya29.x"})
+        message, said = self.failed_call(forbidden, settings)
+        self.assertIn("HTTP 403: Request had insufficient authentication scopes. (the token is "
+                      "RANKINGS_FIRESTORE_TOKEN_COMMAND's: give its account roles/datastore.user", message)
+        self.assertNotIn("ya29.x", message + said)
+        settings.token_source = "the metadata server"
+        message, _ = self.failed_call(forbidden, settings)
+        self.assertIn("this VM's service account (the metadata server), not a key activated with gcloud", message)
+
 
 class Writing(unittest.TestCase):
     def test_a_full_disk_is_73_naming_the_file(self):

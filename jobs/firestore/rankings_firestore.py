@@ -90,6 +90,7 @@ class Settings:
         # run; None: each call is bounded by the timeout alone.
         self.deadline = None
         self._token = None
+        self.token_source = None
 
     @staticmethod
     def number(environ, name, default, kind):
@@ -122,8 +123,25 @@ class Settings:
             self._token = self._fetch_token()
         return self._token
 
+    # Where the token came from, and what a 403 with it most likely means (docs/firestore.md,
+    # Credentials): the metadata server's account wins silently over a key activated with gcloud.
+    FORBIDDEN_HINTS = {
+        "RANKINGS_FIRESTORE_TOKEN_COMMAND": "the token is RANKINGS_FIRESTORE_TOKEN_COMMAND's: give its account "
+                                            "roles/datastore.user on the project",
+        "the metadata server": "the token is this VM's service account (the metadata server), not a key "
+                               "activated with gcloud: give that account roles/datastore.user and the "
+                               "cloud-platform scope, or set RANKINGS_FIRESTORE_TOKEN_COMMAND=\"gcloud auth "
+                               "print-access-token\" (see Credentials in rankings(1))",
+        "gcloud auth print-access-token": "the token is gcloud's active account for this user: give it "
+                                          "roles/datastore.user on the project (gcloud auth list shows which)",
+    }
+
+    def forbidden_hint(self):
+        return self.FORBIDDEN_HINTS.get(self.token_source, "")
+
     def _fetch_token(self):
         if self.token_command:
+            self.token_source = "RANKINGS_FIRESTORE_TOKEN_COMMAND"
             return self._run_token_command(["/bin/sh", "-c", self.token_command], "RANKINGS_FIRESTORE_TOKEN_COMMAND")
         request = urllib.request.Request(
             "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
@@ -134,7 +152,9 @@ class Settings:
         except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError):
             token = None  # not on Google Cloud, or no service account: gcloud's account next
         if isinstance(token, str):
+            self.token_source = "the metadata server"
             return checked_token(token, "the metadata server")
+        self.token_source = "gcloud auth print-access-token"
         return self._run_token_command(["gcloud", "auth", "print-access-token"], "gcloud auth print-access-token")
 
     @staticmethod
@@ -307,6 +327,8 @@ def call(settings, program, method, url, body=None):
             if status >= 400:
                 last = f"{method} {url}: HTTP {status}: {summary(text.decode('utf-8', 'replace'))}"
                 if not retryable(status):
+                    if status == 403 and settings.forbidden_hint():
+                        last += f" ({settings.forbidden_hint()})"
                     raise Failure(EX_UNAVAILABLE, last)
             else:
                 return json.loads(text or b"{}")
