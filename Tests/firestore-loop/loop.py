@@ -161,7 +161,9 @@ try:
         before = snapshot(directory)
         with faults.FaultyProxy(server.address, injected) as proxy:
             done = hook("rankings-fetch-firestore", directory, FIRESTORE_EMULATOR_HOST=proxy.address,
-                        RANKINGS_FIRESTORE_FETCH="rest", RANKINGS_FIRESTORE_ATTEMPTS="1", **settings)
+                        RANKINGS_FIRESTORE_FETCH="rest", RANKINGS_FIRESTORE_ATTEMPTS="1",
+                        # The full read's pages (an incremental night pages its query the same way).
+                        RANKINGS_FIRESTORE_INCREMENTAL="no", **settings)
         expect(f"exit status ({done.stderr.strip()})", done.returncode, status)
         last = done.stderr.strip().splitlines()[-1]
         if not last.startswith("rankings-fetch-firestore: error: ") or message not in last:
@@ -329,6 +331,25 @@ try:
         expect("exit status", done.returncode, 65)
         expect("update time", db.collection("weekly_rankings").document("all_time").get().update_time, before)
     check("an invalid document is refused (65) and Firestore keeps the old one", invalid_document_is_not_published)
+
+    def week_under_another_name_is_not_published():
+        # A week's board written as all_time.json would replace the all-time board the app shows.
+        os.makedirs(os.path.join(work, "misnamed"), exist_ok=True)
+        misnamed = os.path.join(work, "misnamed", "all_time.json")
+        shutil.copyfile(os.path.join(work, "2025-W42.json"), misnamed)
+        before = db.collection("weekly_rankings").document("all_time").get().update_time
+        done = hook("rankings-publish-firestore", misnamed, FIRESTORE_EMULATOR_HOST=server.address)
+        expect("exit status", done.returncode, 65)
+        expect("message", done.stderr.strip().endswith(
+            "its week_id is 2025-W42, but it would be written as weekly_rankings/all_time; name the file "
+            "2025-W42.json"), True)
+        expect("update time", db.collection("weekly_rankings").document("all_time").get().update_time, before)
+        monthly = os.path.join(work, "misnamed", "monthly.json")
+        shutil.copyfile(os.path.join(work, "all_time.json"), monthly)
+        done = hook("rankings-publish-firestore", monthly, FIRESTORE_EMULATOR_HOST=server.address)
+        expect(f"an all-time board as monthly: exit status ({done.stderr.strip()})", done.returncode, 0)
+    check("a week's document named all_time.json is refused (65); an all-time one publishes as monthly",
+          week_under_another_name_is_not_published)
 
     def rest_fetch_while_votes_arrive():
         # After the second page has arrived, Google's client writes two new votes (one sorting
