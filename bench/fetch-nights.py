@@ -55,14 +55,7 @@ def main():
         now = datetime.datetime.now(UTC)
 
         def write(votes):
-            batch, n = db.batch(), 0
-            for name, fields in votes:
-                batch.set(events.document(name), fields)
-                n += 1
-                if n % 500 == 0:
-                    batch.commit()
-                    batch = db.batch()
-            batch.commit()
+            emu.write(db, "rating_events", votes)
 
         def vote(device, joke, when):
             return (f"D{device:06d}_J{joke:03d}_2026-W01",

@@ -66,6 +66,19 @@ def client(project, address):
     return firestore.Client(project=project)
 
 
+def write(db, collection, documents):
+    """(id, fields) pairs set in batches of 500, the most one commit takes."""
+    batch, n = db.batch(), 0
+    for name, fields in documents:
+        batch.set(db.collection(collection).document(name), fields)
+        n += 1
+        if n % 500 == 0:
+            batch.commit()
+            batch = db.batch()
+    batch.commit()
+    return n
+
+
 def seed(db, events_path):
     """The sample events as the app writes them (integer ratings, Timestamps), under their ids;
     plus documents the fetch must leave out: another collection, and a rating_events

@@ -24,27 +24,12 @@ root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
 import faults  # noqa: E402
+from checking import check, expect, finish  # noqa: E402
 
 PROJECT = "demo-rankings-loop"
 hooks = os.path.join(root, "jobs", "firestore")
 rankings = sys.argv[1]
-passed = failed = 0
 
-
-def check(name, function):
-    global passed, failed
-    try:
-        detail = function()
-        passed += 1
-        print(f"ok   {name}" + (f" ({detail})" if detail else ""), flush=True)
-    except Exception as problem:  # noqa: BLE001 (any failure is this check's)
-        failed += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-
-
-def expect(what, actual, expected):
-    if actual != expected:
-        raise AssertionError(f"{what}: got {actual!r}, expected {expected!r}")
 
 
 def hook(name, *args, **settings):
@@ -468,5 +453,4 @@ finally:
     server.stop()
     shutil.rmtree(work, ignore_errors=True)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

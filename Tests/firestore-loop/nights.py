@@ -24,29 +24,14 @@ root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
 import faults  # noqa: E402
+from checking import check, expect, finish  # noqa: E402
 
 PROJECT = "demo-rankings-nights"
 VOTES = 20_000
 hooks = os.path.join(root, "jobs", "firestore")
 rankings = sys.argv[1]
-passed = failed = 0
 UTC = datetime.timezone.utc
 
-
-def check(name, function):
-    global passed, failed
-    try:
-        detail = function()
-        passed += 1
-        print(f"ok   {name}" + (f" ({detail})" if detail else ""), flush=True)
-    except Exception as problem:  # noqa: BLE001 (any failure is this check's)
-        failed += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-
-
-def expect(what, actual, expected):
-    if actual != expected:
-        raise AssertionError(f"{what}: got {actual!r}, expected {expected!r}")
 
 
 def hook(directory, address, **settings):
@@ -88,14 +73,7 @@ try:
                                              "timestamp": when}
 
     def write(votes):
-        batch, n = db.batch(), 0
-        for name, fields in votes:
-            batch.set(events.document(name), fields)
-            n += 1
-            if n % 500 == 0:
-                batch.commit()
-                batch = db.batch()
-        batch.commit()
+        emu.write(db, "rating_events", votes)
 
     started = time.monotonic()
     # 20,000 votes over the last 200 days; a device votes on a joke once a week.
@@ -233,5 +211,4 @@ finally:
     server.stop()
     shutil.rmtree(work, ignore_errors=True)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
