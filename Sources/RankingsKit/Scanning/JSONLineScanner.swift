@@ -149,10 +149,11 @@ public struct JSONLineScanner: ~Copyable {
                 p = skipSpace(p + 1)
                 if c == UInt8(ascii: "{") {
                     if p.pointee != UInt8(ascii: "}") {
-                        guard let next = key(at: p, depth: depth, start: start, pending: &pending,
-                                             typedPending: &typedPending, inFields: inFields) else { return .malformed }
+                        guard let (next, field) = key(at: p, depth: depth, inFields: inFields, start: start) else {
+                            return .malformed
+                        }
                         p = next
-                        if depth == 1 { pendingStart = p } else if depth == 2 { typedStart = p }
+                        if depth == 1 { (pending, pendingStart) = (field, p) } else if depth == 2 { (typedPending, typedStart) = (field, p) }
                         continue valueLoop
                     }
                 } else if p.pointee != UInt8(ascii: "]") {
@@ -204,10 +205,11 @@ public struct JSONLineScanner: ~Copyable {
                 if c == UInt8(ascii: ",") {
                     p = skipSpace(p + 1)
                     if container == UInt8(ascii: "{") {
-                        guard let next = key(at: p, depth: depth, start: start, pending: &pending,
-                                             typedPending: &typedPending, inFields: inFields) else { return .malformed }
+                        guard let (next, field) = key(at: p, depth: depth, inFields: inFields, start: start) else {
+                            return .malformed
+                        }
                         p = next
-                        if depth == 1 { pendingStart = p } else if depth == 2 { typedStart = p }
+                        if depth == 1 { (pending, pendingStart) = (field, p) } else if depth == 2 { (typedPending, typedStart) = (field, p) }
                     }
                     continue valueLoop
                 }
@@ -223,23 +225,25 @@ public struct JSONLineScanner: ~Copyable {
         }
     }
 
-    /// Parses `"key" :` and the space after it; notes the key when it names a wanted top-level
-    /// field, or a wanted typed value in the top-level `fields` object (`inFields`, at depth 2).
+    /// Parses `"key" :` and the space after it: where the value starts, and the wanted field the
+    /// key names at the top level, or as a typed value in the top-level `fields` object
+    /// (`inFields`, at depth 2); `.none` elsewhere.
     @inline(__always)
-    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>,
-                              pending: inout Field, typedPending: inout Field, inFields: Bool) -> UnsafePointer<UInt8>? {
+    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, inFields: Bool,
+                              start: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Field)? {
         guard p.pointee == UInt8(ascii: "\"") else {
             _ = fail(p.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedKey, p, start)
             return nil
         }
         sawEscape = false
         guard let afterKey = skipString(p, start: start) else { return nil }
+        var field = Field.none
         if depth == 1 {
-            pending = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: false)
+            field = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: false)
             // The last `fields` is the document's: typed values found before it are not.
-            if pending == .fields { fields.dropTypedValues() }
+            if field == .fields { fields.dropTypedValues() }
         } else if depth == 2 && inFields {
-            typedPending = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: true)
+            field = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: true)
         }
         var q = skipSpace(afterKey)
         guard q.pointee == UInt8(ascii: ":") else {
@@ -247,7 +251,7 @@ public struct JSONLineScanner: ~Copyable {
             return nil
         }
         q = skipSpace(q + 1)
-        return q
+        return (q, field)
     }
 
     /// Names the field a top-level key (or with `typed`, a key of `fields`) refers to,

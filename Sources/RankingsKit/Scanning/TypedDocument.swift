@@ -36,6 +36,9 @@ struct TypedDocument: ~Copyable {
     private var weekValue: UnsafeBufferPointer<UInt8>?
     /// The last segment of `name`: in the line, or in `nameScratch` when `name` had escapes.
     private var eventIDValue: UnsafeBufferPointer<UInt8>?
+    /// `projects/{p}/databases/{d}/documents/rating_events/` of the last name `eventID(ofName:)`
+    /// took apart (empty before one): the documents of one export share it.
+    private var collectionPath = ByteBuffer(capacity: 128)
 
     init() {}
 
@@ -50,7 +53,7 @@ struct TypedDocument: ~Copyable {
 
     /// `.valid` for the common document of `judge(_:captured:)`, nil for any other line.
     mutating func accept(_ captured: borrowing CapturedFields) -> Verdict? {
-        guard let name = captured[.name], !captured.isEscaped(.name), let eventID = Self.eventID(ofName: name),
+        guard let name = captured[.name], !captured.isEscaped(.name), let eventID = eventID(ofName: name),
               let fields = captured[.fields], fields[0] == UInt8(ascii: "{"),
               let jokeID = captured[.typedJokeID].flatMap(Self.plainStringValue),
               let rating = captured[.typedRating].flatMap(Self.smallIntegerValue) else { return nil }
@@ -62,18 +65,27 @@ struct TypedDocument: ~Copyable {
     /// The id of a `name` that is a JSON string without escapes spelling
     /// `projects/{p}/databases/{d}/documents/rating_events/{id}`, each segment non-empty; nil
     /// for any other value (which may still be a document: the walk decides).
-    private static func eventID(ofName name: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+    private mutating func eventID(ofName name: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
         guard name.count > 2, name[0] == UInt8(ascii: "\"") else { return nil }
         let path = UnsafeBufferPointer(rebasing: name[1..<(name.count - 1)])
-        guard let afterProject = segment(of: path, after: "projects/"),
-              let afterDatabase = segment(of: UnsafeBufferPointer(rebasing: path[afterProject...]), after: "databases/")
+        // The last name's collection path, a non-empty id after it, and no `/` in that id.
+        let known = collectionPath.count
+        if known > 0, path.count > known, collectionPath.withBuffer({ memcmp(path.baseAddress!, $0.baseAddress!, known) }) == 0 {
+            let id = UnsafeBufferPointer(rebasing: path[known...])
+            return memchr(id.baseAddress!, Int32(UInt8(ascii: "/")), id.count) == nil ? id : nil
+        }
+        guard let afterProject = Self.segment(of: path, after: "projects/"),
+              let afterDatabase = Self.segment(of: UnsafeBufferPointer(rebasing: path[afterProject...]), after: "databases/")
         else { return nil }
         let rest = UnsafeBufferPointer(rebasing: path[(afterProject + afterDatabase)...])
         let collection: StaticString = "documents/rating_events/"
         let n = collection.utf8CodeUnitCount
         guard rest.count > n, memcmp(rest.baseAddress!, collection.utf8Start, n) == 0 else { return nil }
         let id = UnsafeBufferPointer(rebasing: rest[n...])
-        return memchr(id.baseAddress!, Int32(UInt8(ascii: "/")), id.count) == nil ? id : nil
+        guard memchr(id.baseAddress!, Int32(UInt8(ascii: "/")), id.count) == nil else { return nil }
+        collectionPath.removeAll()
+        collectionPath.append(UnsafeBufferPointer(rebasing: path[..<(path.count - id.count)]))
+        return id
     }
 
     /// For `path` starting with `word` (which ends in `/`) then a non-empty segment and a `/`:
