@@ -38,6 +38,12 @@ public struct JSONLineScanner: ~Copyable {
     /// Set by `skipString` when the string it skipped held an escape, so a key without one
     /// is compared as it stands, without a second look for backslashes.
     private var sawEscape = false
+    /// The scalar scan's state at depth 2: whether the object there is the top-level `fields`,
+    /// and the typed value whose key it read last and where that value starts. Kept here, not
+    /// in the scan's locals, since only depth 2 reads them.
+    private var inFields = false
+    private var typedPending = Field.none
+    private var typedStart: UnsafePointer<UInt8>?
     /// A line the kernel declines is scanned twice: after a run of them it rests a while.
     private var kernelPatience = rk_patience()
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
@@ -129,13 +135,10 @@ public struct JSONLineScanner: ~Copyable {
         }
         let isObject = p.pointee == UInt8(ascii: "{")
         var depth = 0
-        // The field whose value starts next at depth 1, and where that value began; the same
-        // for a typed value at depth 2, when the object there is the top-level `fields`.
+        // The field whose value starts next at depth 1, and where that value began.
         var pending = Field.none
         var pendingStart = p
-        var typedPending = Field.none
-        var typedStart = p
-        var inFields = false
+        typedPending = .none
 
         valueLoop: while true {
             // p is at the first byte of a value.
@@ -149,7 +152,7 @@ public struct JSONLineScanner: ~Copyable {
                 p = skipSpace(p + 1)
                 if c == UInt8(ascii: "{") {
                     if p.pointee != UInt8(ascii: "}") {
-                        guard let (next, field) = key(at: p, depth: depth, inFields: inFields, start: start) else {
+                        guard let (next, field) = key(at: p, depth: depth, start: start) else {
                             return .malformed
                         }
                         p = next
@@ -191,7 +194,7 @@ public struct JSONLineScanner: ~Copyable {
                     fields.set(pending, from: pendingStart, to: p, escaped: sawEscape)
                     pending = .none
                 } else if depth == 2 && typedPending != .none {
-                    fields.set(typedPending, from: typedStart, to: p, escaped: sawEscape)
+                    fields.set(typedPending, from: typedStart!, to: p, escaped: sawEscape)
                     typedPending = .none
                 }
                 p = skipSpace(p)
@@ -205,7 +208,7 @@ public struct JSONLineScanner: ~Copyable {
                 if c == UInt8(ascii: ",") {
                     p = skipSpace(p + 1)
                     if container == UInt8(ascii: "{") {
-                        guard let (next, field) = key(at: p, depth: depth, inFields: inFields, start: start) else {
+                        guard let (next, field) = key(at: p, depth: depth, start: start) else {
                             return .malformed
                         }
                         p = next
@@ -229,8 +232,7 @@ public struct JSONLineScanner: ~Copyable {
     /// key names at the top level, or as a typed value in the top-level `fields` object
     /// (`inFields`, at depth 2); `.none` elsewhere.
     @inline(__always)
-    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, inFields: Bool,
-                              start: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Field)? {
+    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Field)? {
         guard p.pointee == UInt8(ascii: "\"") else {
             _ = fail(p.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedKey, p, start)
             return nil
