@@ -32,9 +32,10 @@ typedef struct {
     uint32_t found;
 } rk_line_template;
 
-/// Lines up to this many 64-byte blocks (with their `\n`) can have a layout; a scanner keeps
+/// Lines up to this many 64-byte blocks (with their `\n`; all the kernel reads, so a typed
+/// document with a long name or database id too) can have a layout; a scanner keeps
 /// `RK_LAYOUTS` of them, at most one per line length.
-#define RK_LAYOUT_BLOCKS 8
+#define RK_LAYOUT_BLOCKS 16
 #define RK_LAYOUTS 8
 
 /// A line's exact layout (line_layout.c): a line the templates accepted, with what another
