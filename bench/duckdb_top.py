@@ -5,7 +5,11 @@ DuckDB stands for "just load it into an analytics engine": read_ndjson with
 only the two columns the job needs (so it may skip the rest), GROUP BY, sort.
 Needs the duckdb module (bench/run.sh installs it into bench/data/venv).
 
-Usage: duckdb_top.py [--threads N] INPUT...  (files, .gz files or globs)
+With --typed the input is typed Firestore Document lines (what the fetch hook
+writes): the same two values read as nested struct columns,
+fields.joke_id.stringValue and fields.rating.integerValue (or doubleValue).
+
+Usage: duckdb_top.py [--threads N] [--typed] INPUT...  (files, .gz files or globs)
 Prints the same shape as bench/cloud-function.js.
 """
 
@@ -16,12 +20,25 @@ import duckdb
 
 TOP = 10
 
-QUERY = """
-WITH events AS (
+FLAT = """
     SELECT joke_id, rating
     FROM read_ndjson($paths,
                      columns = {'joke_id': 'VARCHAR', 'rating': 'DOUBLE'},
                      ignore_errors = true)
+"""
+
+TYPED = """
+    SELECT fields.joke_id.stringValue AS joke_id,
+           coalesce(TRY_CAST(fields.rating.integerValue AS DOUBLE), fields.rating.doubleValue) AS rating
+    FROM read_ndjson($paths,
+                     columns = {'fields': 'STRUCT(joke_id STRUCT(stringValue VARCHAR),
+                                rating STRUCT(integerValue VARCHAR, doubleValue DOUBLE))'},
+                     ignore_errors = true)
+"""
+
+QUERY = """
+WITH read AS ({read}), events AS (
+    SELECT joke_id, rating FROM read
     WHERE joke_id <> '' AND rating BETWEEN 1 AND 5
 ), per_joke AS (
     SELECT joke_id,
@@ -48,10 +65,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("inputs", nargs="+", metavar="INPUT")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--typed", action="store_true")
     args = parser.parse_args()
 
     con = duckdb.connect(config={"threads": args.threads})
-    rows = con.execute(QUERY, {"paths": args.inputs, "top": TOP}).fetchall()
+    query = QUERY.replace("{read}", TYPED if args.typed else FLAT)
+    rows = con.execute(query, {"paths": args.inputs, "top": TOP}).fetchall()
     result = {"hilarious": [], "horrible": [],
               "total_hilarious_ratings": 0, "total_horrible_ratings": 0}
     for kind, joke_id, n in rows:

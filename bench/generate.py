@@ -17,6 +17,13 @@ benchmark and the sample data exercise the same paths as production:
 - lines are grouped by device, the way a listing in document-id order groups
   them.
 
+With --typed, each event is written as the nightly fetch hook
+(jobs/firestore/rankings-fetch-firestore, `rest`) writes it: the REST API's typed
+`Document`, compact and in one line, `{"name":"projects/P/databases/(default)/documents/
+rating_events/ID","fields":{"joke_id":{"stringValue":…},"rating":{"integerValue":"5"},…},
+"createTime":…,"updateTime":…}`, timestamps in RFC 3339 with 0, 3, 6 or 9 fraction digits as
+proto3 JSON writes them. The same seed gives the same events in both forms.
+
 Output depends only on --seed and the shape options: a smaller --bytes or
 --events gives a prefix of a larger file with the same seed.
 """
@@ -28,6 +35,7 @@ import math
 import random
 import string
 import sys
+import time
 
 ID_ALPHABET = string.ascii_letters + string.digits
 
@@ -90,6 +98,31 @@ class Joke:
         return [str(v) for v in table]
 
 
+TYPED_PREFIX = "projects/jokes-app/databases/(default)/documents/rating_events/"
+
+
+def rfc3339(seconds, nanos):
+    """A Timestamp as proto3 JSON writes it: 0, 3, 6 or 9 fraction digits."""
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    if nanos == 0:
+        return text + "Z"
+    if nanos % 1_000_000 == 0:
+        return f"{text}.{nanos // 1_000_000:03d}Z"
+    if nanos % 1000 == 0:
+        return f"{text}.{nanos // 1000:06d}Z"
+    return f"{text}.{nanos:09d}Z"
+
+
+def typed_line(flat_id, jid, rating, device, week_id, seconds, nanos):
+    """The event as the fetch hook writes a typed document, its fields in one fixed order,
+    written to Firestore a few seconds after the vote."""
+    written = rfc3339(seconds + 2, (nanos + 123_456_000) % 1_000_000_000)
+    return (f'{{"name":"{TYPED_PREFIX}{flat_id}","fields":{{"joke_id":{{"stringValue":"{jid}"}},'
+            f'"rating":{{"integerValue":"{rating}"}},"device_id":{{"stringValue":"{device}"}},'
+            f'"week_id":{{"stringValue":"{week_id}"}},"timestamp":{{"timestampValue":"{rfc3339(seconds, nanos)}"}}}},'
+            f'"createTime":"{written}","updateTime":"{written}"}}\n')
+
+
 def firestore_id(rng):
     return "".join(rng.choice(ID_ALPHABET) for _ in range(20))
 
@@ -131,7 +164,7 @@ class Generator:
             cum.append(total)
         return cum
 
-    def lines(self):
+    def lines(self, typed=False):
         """Yield export lines forever, one device at a time."""
         rng = self.rng
         jokes, weeks = self.jokes, self.weeks
@@ -157,6 +190,10 @@ class Generator:
                     # Firestore keeps microseconds.
                     nanos = int(rng.random() * 1_000_000) * 1000
                     jid = joke.joke_id
+                    if typed:
+                        yield typed_line(f"{device}_{jid}_{w.week_id}", jid, rating, device, w.week_id,
+                                         seconds, nanos)
+                        continue
                     yield (f'{head}{jid}_{w.week_id}","joke_id":"{jid}",'
                            f'"rating":{rating}{tail}{seconds},"_nanoseconds":{nanos}}}}}\n')
                 week += 1 + geometric(rng, 3.0)
@@ -173,6 +210,8 @@ def main(argv=None):
     limit.add_argument("--events", type=int, help="exact number of lines")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jokes", type=int, default=433)
+    parser.add_argument("--typed", action="store_true",
+                        help="typed Firestore Document lines, as the fetch hook writes them")
     parser.add_argument("-o", "--output", default="-",
                         help="output file; a name ending in .gz is gzip-"
                              "compressed; - for standard output")
@@ -190,7 +229,7 @@ def main(argv=None):
     line_budget = args.events if args.events is not None else math.inf
     written = lines = 0
     batch = []
-    for line in Generator(args.seed, args.jokes).lines():
+    for line in Generator(args.seed, args.jokes).lines(args.typed):
         if lines >= line_budget or written + len(line) > byte_budget:
             break
         batch.append(line)

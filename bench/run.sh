@@ -13,7 +13,7 @@
 #                     [--threads 2] [--seed 1] [--big] [--no-reference]
 #                     [--scratch-path DIR] [--no-build] [--without-rankings]
 #                     [--binary PATH] [--baseline PATH] [--baseline-ref REF]
-#                     [--small-files N]
+#                     [--small-files N] [--typed-events N[,N...]] [--typed-only]
 #
 # --scratch-path DIR times a plain `swift build -c release` in DIR instead;
 # --binary times that rankings without building one; --baseline adds rows for
@@ -24,13 +24,18 @@
 #
 #   bench/run.sh --runs 5 --jq-runs 1 --baseline-ref 81d61ed
 #
+# --typed-events (default 1000000; 0 for none) adds, for each count, the same
+# events as typed Firestore Document lines as the fetch hook writes them
+# (generate.py --typed) and as flat NDJSON, through rankings and DuckDB;
+# --typed-only times those rows alone.
+#
 # Every row is timed in wall seconds and in CPU seconds (user + sys), which a
 # busy machine disturbs far less.
 set -euo pipefail
 
 size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
 big=no reference=yes scratch= build=yes with_rankings=yes binary= baseline= baseline_ref=
-small_files=2000
+small_files=2000 typed_events=1000000 typed_only=no
 computed_at=2026-01-01T00:00:00Z
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -50,6 +55,8 @@ while [ $# -gt 0 ]; do
     --baseline) baseline=$2; shift 2 ;;
     --baseline-ref) baseline_ref=$2; shift 2 ;;
     --small-files) small_files=$2; shift 2 ;;
+    --typed-events) typed_events=$2; shift 2 ;;
+    --typed-only) typed_only=yes; shift ;;
     # For trying the harness while the Swift tool does not build.
     --without-rankings) with_rankings=no; shift ;;
     -h|--help) usage ;;
@@ -115,6 +122,20 @@ if [ -n "$baseline_ref" ]; then
   fi
 fi
 
+# ---- the contenders' table ---------------------------------------------------
+# Parallel arrays, one entry per timed command. check=byte compares the
+# output with the expected document (the plain file's, or the row's own);
+# check=agree allows other tie orders; check=none is for floors and for
+# changed semantics (dedupe). A row's input size and expected document are
+# row_size and row_expected when set, else the main export's.
+groups=() labels=() commands=() counts=() checks=() notes=() sizes=() expects=()
+add() {  # GROUP LABEL RUNS CHECK NOTE COMMAND
+  groups+=("$1") labels+=("$2") counts+=("$3") checks+=("$4") notes+=("$5") commands+=("$6")
+  sizes+=("${row_size:-}") expects+=("${row_expected:-}")
+}
+q() { printf '%q' "$1"; }
+duck="$(q "$venv/bin/python") $(q "$bench/duckdb_top.py") --threads $threads"
+
 # ---- data ------------------------------------------------------------------
 # Named by size and seed: the generator is deterministic, so a file that
 # exists is the file this command would make.
@@ -127,6 +148,7 @@ make_export() {  # SIZE -> path
   fi
   printf '%s\n' "$file"
 }
+if [ $typed_only = no ]; then
 plain=$(make_export "$size")
 bytes=$(stat -c %s "$plain")
 if [ ! -s "$plain.gz" ]; then
@@ -161,7 +183,6 @@ small_bytes=$(stat -c %s "$small_src")
 
 # ---- what the answers must be ------------------------------------------------
 expected=$work/expected.json
-q() { printf '%q' "$1"; }
 ours_plain="$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$plain")"
 if [ $with_rankings = yes ]; then
   bash -c "$ours_plain" > "$work/ours.json"
@@ -185,15 +206,7 @@ else
 fi
 
 # ---- the contenders ----------------------------------------------------------
-# Parallel arrays, one entry per timed command. check=byte compares the
-# output with our plain-file document; check=agree allows other tie orders;
-# check=none is for floors and for changed semantics (dedupe).
-groups=() labels=() commands=() counts=() checks=() notes=()
-add() {  # GROUP LABEL RUNS CHECK NOTE COMMAND
-  groups+=("$1") labels+=("$2") counts+=("$3") checks+=("$4") notes+=("$5") commands+=("$6")
-}
 shards_q=$(for f in "${shard_files[@]}"; do printf '%q ' "$f"; done)
-duck="$(q "$venv/bin/python") $(q "$bench/duckdb_top.py") --threads $threads"
 node_cf="node $(q "$bench/cloud-function.js")"
 plain_label="NDJSON $size"
 if [ $with_rankings = yes ]; then
@@ -281,9 +294,50 @@ if [ $with_rankings = yes ]; then
       "$(q "$baseline") aggregate -q --threads $threads --computed-at $computed_at $(q "$small_dir")"
   fi
 fi
-sizes=()  # input bytes per row, where it is not the main export's
 for i in "${!groups[@]}"; do
-  if [ "${groups[$i]}" = "$small_label" ]; then sizes+=("$small_bytes"); else sizes+=("$bytes"); fi
+  if [ "${groups[$i]}" = "$small_label" ]; then sizes[$i]=$small_bytes; fi
+done
+fi  # typed_only
+
+# ---- typed lines -----------------------------------------------------------------
+# The same events as typed Firestore Document lines, as the nightly fetch hook
+# writes them (generate.py --typed), and as flat NDJSON: both must give
+# reference.py's document of the flat file.
+typed_files=()
+make_events() {  # N [--typed] -> path
+  local file=$data/events-$1-seed$seed${2:+.typed}.ndjson
+  if [ ! -s "$file" ]; then
+    log "generating $file"
+    python3 "$bench/generate.py" --events "$1" --seed "$seed" ${2:+--typed} -o "$file.part" >&2
+    mv "$file.part" "$file"
+  fi
+  printf '%s\n' "$file"
+}
+for n in ${typed_events//,/ }; do
+  [ "$n" -gt 0 ] || continue
+  flat=$(make_events "$n") typed=$(make_events "$n" --typed)
+  typed_files+=("$flat" "$typed")
+  row_expected=$work/expected-$n.json
+  # Indented, as the binary writes its document by default.
+  python3 "$bench/reference.py" --pretty --computed-at "$computed_at" "$flat" > "$row_expected"
+  label="$(awk -v n="$n" 'BEGIN { printf(n % 1000000 ? "%d k" : "%d M", n % 1000000 ? n / 1000 : n / 1000000) }') events, typed lines and flat"
+  row_size=$(stat -c %s "$typed")
+  if [ $with_rankings = yes ]; then
+    add "$label" "rankings aggregate, typed lines" "$runs" byte "--threads $threads; as the fetch hook writes them" \
+      "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$typed")"
+    add "$label" "rankings aggregate --threads 1, typed lines" "$runs" byte "" \
+      "$(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$typed")"
+  fi
+  add "$label" "DuckDB read_ndjson, typed lines" "$runs" agree "$threads threads, nested struct columns" "$duck --typed $(q "$typed")"
+  row_size=$(stat -c %s "$flat")
+  if [ $with_rankings = yes ]; then
+    add "$label" "rankings aggregate, flat NDJSON" "$runs" byte "--threads $threads" \
+      "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$flat")"
+    add "$label" "rankings aggregate --threads 1, flat NDJSON" "$runs" byte "" \
+      "$(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$flat")"
+  fi
+  add "$label" "DuckDB read_ndjson, flat NDJSON" "$runs" agree "$threads threads" "$duck $(q "$flat")"
+  row_size= row_expected=
 done
 
 # ---- timing ------------------------------------------------------------------
@@ -304,7 +358,7 @@ measure() {  # INDEX: run once, append one TSV record
     "$rss" "${notes[$i]}" "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')" >> "$results"
 }
 check() {  # INDEX: the first run's answer must be right
-  local i=$1 out=$work/out-$1.json
+  local i=$1 out=$work/out-$1.json expected=${expects[$i]:-$expected}
   case ${checks[$i]} in
     byte) cmp -s "$out" "$expected" || { echo "run.sh: ${groups[$i]} / ${labels[$i]}: output differs from the expected document" >&2; exit 1; } ;;
     agree) python3 "$bench/agree.py" "$expected" "$out" || { echo "run.sh: ${groups[$i]} / ${labels[$i]} disagrees" >&2; exit 1; } ;;
@@ -312,7 +366,10 @@ check() {  # INDEX: the first run's answer must be right
 }
 
 log "warming the page cache"
-cat "$plain" "$plain.gz" "$plain.1.gz" "${shard_files[@]}" "$small_dir"/* > /dev/null
+if [ $typed_only = no ]; then
+  cat "$plain" "$plain.gz" "$plain.1.gz" "${shard_files[@]}" "$small_dir"/* > /dev/null
+fi
+cat "${typed_files[@]}" /dev/null > /dev/null
 for ((round = 1; round <= runs || round <= jq_runs; round++)); do
   log "round $round"
   for i in "${!commands[@]}"; do
@@ -328,7 +385,7 @@ for ((round = 1; round <= runs || round <= jq_runs; round++)); do
   done
 done
 
-if [ $big = yes ] && [ $with_rankings = yes ]; then
+if [ $big = yes ] && [ $with_rankings = yes ] && [ $typed_only = no ]; then
   big_file=$(make_export 4G)
   log "memory check on $big_file"
   big_bytes=$(stat -c %s "$big_file")
@@ -339,7 +396,7 @@ if [ $big = yes ] && [ $with_rankings = yes ]; then
 fi
 
 echo
-echo "Input: $plain ($bytes bytes, seed $seed); $runs runs per tool unless noted;"
+[ $typed_only = yes ] || echo "Input: $plain ($bytes bytes, seed $seed); $runs runs per tool unless noted;"
 echo "$(nproc) cores; every answer checked against bench/reference.py."
 echo
 python3 "$bench/table.py" "$results"

@@ -6,7 +6,7 @@ Input: TSV lines `group, tool, bytes, seconds, peak RSS KiB, note, CPU seconds`
 Within a group the first tool listed is the baseline for the ratio column,
 which run.sh arranges to be `rankings aggregate` on that input. MB/s is
 uncompressed input bytes (10^6) per second, also for gzip inputs, so rows
-on the same data compare directly. A seconds value of `-` marks a skipped
+on the same data compare directly; MB per CPU s the same per CPU second. A seconds value of `-` marks a skipped
 tool; its note says why.
 
 Usage: table.py RESULTS.tsv
@@ -32,27 +32,29 @@ def main():
                 row["cpu"].append(float(cpu))
 
     baseline = {}
-    print("| input | tool | runs | median s | MB/s | × ours | CPU s | CPU × ours | peak RSS MiB | note |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| input | tool | runs | median s | MB/s | × ours | CPU s | CPU × ours | MB per CPU s | peak RSS MiB | note |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     cpu_baseline = {}
     for (group, tool), row in rows.items():
         if not row["seconds"]:
-            print(f"| {group} | {tool} | 0 | – | – | – | – | – | – | {row['note']} |")
+            print(f"| {group} | {tool} | 0 | – | – | – | – | – | – | – | {row['note']} |")
             continue
         median = statistics.median(row["seconds"])
         baseline.setdefault(group, median)
         rate = row["size"] / 1e6 / median if median > 0 else float("inf")
         ratio = median / baseline[group] if baseline[group] > 0 else float("nan")
         rss = max(row["rss"]) / 1024
-        cpu, cpu_ratio = "–", "–"
+        cpu, cpu_ratio, cpu_rate = "–", "–", "–"
         if row["cpu"]:
             c = statistics.median(row["cpu"])
             cpu_baseline.setdefault(group, c)
             cpu = f"{c:.2f}"
+            if c > 0:
+                cpu_rate = f"{row['size'] / 1e6 / c:.0f}"
             if cpu_baseline[group] > 0:
                 cpu_ratio = f"{c / cpu_baseline[group]:.2f}"
         print(f"| {group} | {tool} | {len(row['seconds'])} | {median:.2f} | "
-              f"{rate:.0f} | {ratio:.2f} | {cpu} | {cpu_ratio} | {rss:.0f} | {row['note']} |")
+              f"{rate:.0f} | {ratio:.2f} | {cpu} | {cpu_ratio} | {cpu_rate} | {rss:.0f} | {row['note']} |")
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
         templates->layout_wait--;
         return;
     }
-    if (newline < 0 || newline >= RK_LAYOUT_BLOCKS * 64 || (found >> 8) != 0) return;
+    if (newline < 0 || newline >= RK_LAYOUT_BLOCKS * 64 || (found >> (RK_SPANS / 2)) != 0) return;
     // Made aside, so that a line that cannot have one (`1.05`) leaves the slot's layout be;
     // waited for either way, as the pass over the line is paid either way.
     templates->layout_wait = LAYOUT_WAIT;

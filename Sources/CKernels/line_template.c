@@ -59,8 +59,8 @@ __attribute__((target(TEMPLATE_TARGET)))
 static void remember(const uint8_t *line, const struct line_skeleton *sk, uint32_t wanted, const uint8_t **spans,
                      uint32_t found, rk_line_templates *templates) {
     if (sk->length > RK_TEMPLATE_MAX || sk->leading_zero) return;
-    uint16_t bounds[16];
-    uint8_t span_of[16];
+    uint16_t bounds[RK_SPANS];
+    uint8_t span_of[RK_SPANS];
     uint32_t count = 0;
     for (uint32_t bits = found; bits; bits &= bits - 1) {
         int f = __builtin_ctz(bits);

@@ -70,17 +70,28 @@ static inline const uint8_t *number_end(const uint8_t *p) {
 #define WORD(a, b, c, d, e, f, g, h) ((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 \
     | (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
 
-/// The length of each field's key, by Field's raw value.
-static const uint8_t key_length[7] = {0, 7, 6, 9, 7, 9, 2};
+/// Field numbers (Field's raw values in Fields.swift) of a typed document's top-level keys,
+/// and how far above its flat field a typed value under a key of `fields` is numbered.
+#define FIELD_NAME 7
+#define FIELD_FIELDS 8
+#define TYPED_OFFSET 8
+/// The flat fields a typed document has (joke_id ... device_id, not id).
+#define TYPED_FLAT_FIELDS 0x3Eu
 
-/// The field a top-level key names (Field's raw values in Fields.swift), or 0. Reads 9 bytes
-/// from `key`: at least its closing quote, a colon, a value, a `}` and the `\n` follow it.
+/// The length of each field's key, by Field's raw value.
+static const uint8_t key_length[9] = {0, 7, 6, 9, 7, 9, 2, 4, 6};
+
+/// The field a top-level key names, or 0. Reads 9 bytes from `key`: at least its closing
+/// quote, a colon, a value, a `}` and the `\n` follow it.
 static inline uint32_t field_named(const uint8_t *key, long n) {
     uint64_t w;
     memcpy(&w, key, 8);
     switch (n) {
     case 2: return (w & 0xFFFF) == WORD('i', 'd', 0, 0, 0, 0, 0, 0) ? 6 : 0;
-    case 6: return (w & 0xFFFFFFFFFFFF) == WORD('r', 'a', 't', 'i', 'n', 'g', 0, 0) ? 2 : 0;
+    case 4: return (w & 0xFFFFFFFF) == WORD('n', 'a', 'm', 'e', 0, 0, 0, 0) ? FIELD_NAME : 0;
+    case 6:
+        w &= 0xFFFFFFFFFFFF;
+        return w == WORD('r', 'a', 't', 'i', 'n', 'g', 0, 0) ? 2 : w == WORD('f', 'i', 'e', 'l', 'd', 's', 0, 0) ? FIELD_FIELDS : 0;
     case 7:
         w &= 0xFFFFFFFFFFFFFF;
         return w == WORD('j', 'o', 'k', 'e', '_', 'i', 'd', 0) ? 1 : w == WORD('w', 'e', 'e', 'k', '_', 'i', 'd', 0) ? 4 : 0;
@@ -105,17 +116,22 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
                             const uint8_t **spans, uint32_t *found) {
     const uint8_t *p = skip_space(line);
     if (*p != '{') return NULL;
-    // Bit n set when a wanted field's key is n bytes long.
-    uint32_t lengths = 0;
-    for (uint32_t field = 1; field <= 6; field++) {
+    // Bit n set when a wanted field's key is n bytes long; the same for the keys of `fields`
+    // whose typed values are wanted.
+    uint32_t lengths = 0, typed_lengths = 0;
+    for (uint32_t field = 1; field <= FIELD_FIELDS; field++) {
         if ((wanted >> field) & 1) lengths |= (uint32_t)1 << key_length[field];
+        if ((TYPED_FLAT_FIELDS >> field) & 1 && (wanted >> (field + TYPED_OFFSET)) & 1)
+            typed_lengths |= (uint32_t)1 << key_length[field];
     }
     // Bit d set when the container at depth d is an array.
     uint64_t arrays = 0;
     int depth = 1;
-    // The wanted field whose value comes next at depth 1, and where that value started.
-    uint32_t pending = 0;
-    const uint8_t *value_start = NULL;
+    // The wanted field whose value comes next at depth 1, and where that value started; the
+    // same for a typed value at depth 2, when the object there is the top-level `fields`.
+    uint32_t pending = 0, typed_pending = 0;
+    const uint8_t *value_start = NULL, *typed_start = NULL;
+    int in_fields = 0;
     uint32_t seen = 0;
     p = skip_space(p + 1);
     if (*p == '}') goto close;
@@ -130,6 +146,13 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
                 long n = end - p - 1;
                 uint32_t field = n < 16 && (lengths >> n) & 1 ? field_named(p + 1, n) : 0;
                 pending = (wanted >> field) & 1 ? field : 0;
+                // The last `fields` is the document's: typed values found before it are not.
+                if (pending == FIELD_FIELDS) seen &= ~((TYPED_FLAT_FIELDS) << TYPED_OFFSET);
+            } else if (depth == 2 && in_fields) {
+                long n = end - p - 1;
+                uint32_t field = n < 16 && (typed_lengths >> n) & 1 ? field_named(p + 1, n) : 0;
+                field = (TYPED_FLAT_FIELDS >> field) & 1 ? field + TYPED_OFFSET : 0;
+                typed_pending = (wanted >> field) & 1 ? field : 0;
             }
             // Compact lines (what exports write) take the first branch only.
             p = end + 1;
@@ -143,6 +166,7 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
     value:
         // p at the first byte of a value; the kinds in the order exports use them most.
         if (depth == 1) value_start = p;
+        else if (depth == 2) typed_start = p;
         if (*p == '"') {
             p = string_end(line, ix, p) + 1;
         } else if (*p == '-' || is_digit(*p)) {
@@ -151,6 +175,7 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
         } else if (*p == '{' || *p == '[') {
             if (depth == WALK_MAX_DEPTH - 1) return NULL;
             depth++;
+            if (depth == 2) in_fields = *p == '{' && pending == FIELD_FIELDS;
             if (*p == '[') {
                 arrays |= (uint64_t)1 << depth;
                 p = skip_space(p + 1);
@@ -174,6 +199,11 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
             spans[2 * pending + 1] = p;
             seen |= (uint32_t)1 << pending;
             pending = 0;
+        } else if (depth == 2 && typed_pending) {
+            spans[2 * typed_pending] = typed_start;
+            spans[2 * typed_pending + 1] = p;
+            seen |= (uint32_t)1 << typed_pending;
+            typed_pending = 0;
         }
         if (*p <= ' ') p = skip_space(p);
         if (*p == ',') {

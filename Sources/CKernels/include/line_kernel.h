@@ -9,6 +9,9 @@
 /// 2 AVX2, 3 AVX-512 (with VBMI2 and BMI2). Decided once, by CPU feature, before main.
 int rk_line_kernel_level(void);
 
+/// How many span pointers `rk_scan_line` may write: two for each field number below 16.
+#define RK_SPANS 32
+
 /// Longest skeleton a template holds, and how many templates a scanner keeps.
 #define RK_TEMPLATE_MAX 256
 #define RK_TEMPLATES 4
@@ -20,8 +23,8 @@ typedef struct {
     uint8_t skeleton[RK_TEMPLATE_MAX + 64];
     /// The spans' ends in skeleton bytes, in ascending order, and for each the index into
     /// `rk_scan_line`'s spans it gives; `bound_count` of them.
-    uint16_t bounds[16];
-    uint8_t span_of[16];
+    uint16_t bounds[RK_SPANS];
+    uint8_t span_of[RK_SPANS];
     uint32_t bound_count;
     /// 0 for an empty slot.
     uint32_t length;
@@ -29,9 +32,10 @@ typedef struct {
     uint32_t found;
 } rk_line_template;
 
-/// Lines up to this many 64-byte blocks (with their `\n`) can have a layout; a scanner keeps
+/// Lines up to this many 64-byte blocks (with their `\n`; all the kernel reads, so a typed
+/// document with a long name or database id too) can have a layout; a scanner keeps
 /// `RK_LAYOUTS` of them, at most one per line length.
-#define RK_LAYOUT_BLOCKS 8
+#define RK_LAYOUT_BLOCKS 16
 #define RK_LAYOUTS 8
 
 /// A line's exact layout (line_layout.c): a line the templates accepted, with what another
@@ -48,7 +52,7 @@ typedef struct {
     uint64_t digits[RK_LAYOUT_BLOCKS];
     uint64_t lead[RK_LAYOUT_BLOCKS];
     /// Offset in the line of each span of a found field, by index into `rk_scan_line`'s spans.
-    uint16_t span_at[16];
+    uint16_t span_at[RK_SPANS];
     /// The `\n`'s offset + 1 (0 for an empty slot), and the fields asked for and found.
     uint32_t length;
     uint32_t wanted;
@@ -88,15 +92,18 @@ typedef struct {
 /// Returns the line's `\n` when it accepted the line, after writing, for every top-level key
 /// it found whose field (`Field` in Fields.swift: bit `1 << field` of `wanted`) is wanted,
 /// the value's first byte to `spans[2 * field]` and the byte after it to `spans[2 * field + 1]`
-/// (the last of a repeated key wins), and setting bit `1 << field` of `*found`.
+/// (the last of a repeated key wins), and setting bit `1 << field` of `*found`. Within the
+/// last top-level `fields` object, when `fields` is wanted, its keys' values are captured the
+/// same way as the typed fields (flat field + 8), so a typed Firestore document needs no
+/// second pass.
 ///
 /// Returns NULL for any other line, having decided nothing: the scalar scanner then judges
 /// it, so every message, reason and offset is the scalar scanner's by construction. It only
 /// accepts a line the scalar scanner would accept as an object with the same spans.
 ///
 /// Reads whole 64-byte blocks from `line`, never one that starts past the first `\n`: the
-/// caller keeps 64 readable bytes after that `\n` (LineReader.padding). `spans` holds 16
-/// pointers. `level` 0 means the kernel chosen for this CPU; 1, 2 or 3 ask for that one (tests
+/// caller keeps 64 readable bytes after that `\n` (LineReader.padding). `spans` holds
+/// `RK_SPANS` pointers. `level` 0 means the kernel chosen for this CPU; 1, 2 or 3 ask for that one (tests
 /// hold each to the scalar scanner), and NULL comes back when the CPU lacks it. `templates`,
 /// when not NULL, lets the AVX-512 kernel skip the walk for a line shaped like one it already
 /// accepted (line_template.c); the answer is the same either way.

@@ -2,9 +2,9 @@
 /// the format-neutral `EventCounter`: a flat record's event, a typed Firestore document's
 /// event, a document of another collection (left out), or a bad line.
 ///
-/// Flat records are judged first, by the scanner's one pass; only a line without a top-level
-/// `joke_id` is looked at again as a typed document, so flat input pays nothing for the
-/// second form.
+/// Flat records are judged first, by the scanner's one pass; a line without a top-level
+/// `joke_id` is then a typed document, read from the spans that same pass captured (only an
+/// uncommon one is walked again), so neither form pays for the other.
 struct RecordCounter: LineConsumer, ~Copyable {
     var counter: EventCounter
     var badLines: BadLineLog { counter.badRecords }
@@ -62,7 +62,7 @@ struct RecordCounter: LineConsumer, ~Copyable {
                                   number: Int, offset: Int64) {
         if atFileStart && number == blankLines + 1 && Self.opensArray(start, end) { startsWithArray = true }
         guard why == .invalid(.missingJokeID) else { return counter.bad(record: number, reason: why) }
-        switch typed.judge(UnsafeBufferPointer(start: start, count: end - start)) {
+        switch typed.judge(UnsafeBufferPointer(start: start, count: end - start), captured: validator.fields) {
         case .notDocument: counter.bad(record: number, reason: why)
         case .leftOut: counter.leftOut(record: number)
         case .bad(let reason): counter.bad(record: number, reason: .invalid(reason))

@@ -1,50 +1,74 @@
-/// The top-level keys of a `rating_events` record that the job reads; all others are ignored
-/// whatever they contain.
+/// The members of a `rating_events` line that the job reads; all others are ignored whatever
+/// they contain. A raw value is the field's number in the line kernel too (line_walk.c): its
+/// span is at `2 * rawValue` and `2 * rawValue + 1` of `CapturedFields.spans`.
 public enum Field: UInt8, Sendable, CaseIterable {
     case none = 0
+    /// Top-level keys of a flat record.
     case jokeID, rating, timestamp, weekID, deviceID, eventID
+    /// Top-level keys of a typed Firestore `Document`.
+    case name, fields
+    /// The typed values (`{"stringValue": …}`, …) under the keys of the top-level `fields`
+    /// object: `typed(jokeID)` is `fields.joke_id`. Each is `typedOffset` above its flat field.
+    case typedJokeID, typedRating, typedTimestamp, typedWeekID, typedDeviceID
 
-    /// The key as it appears (after unescaping) in a record.
-    public var key: String {
-        switch self {
-        case .none: ""
-        case .jokeID: "joke_id"
-        case .rating: "rating"
-        case .timestamp: "timestamp"
-        case .weekID: "week_id"
-        case .deviceID: "device_id"
-        case .eventID: "id"
-        }
+    static let typedOffset: UInt8 = 8
+
+    /// The typed value under the same key, for the flat fields a typed document has (not `id`).
+    var typed: Field? {
+        rawValue >= Field.jokeID.rawValue && rawValue <= Field.deviceID.rawValue
+            ? Field(rawValue: rawValue + Field.typedOffset) : nil
     }
 }
 
-/// Which fields a run needs; the scanner captures only these, so a plain run pays for two.
+/// Which fields a run needs; the scanner captures only these, so a plain run pays for few.
 public struct FieldSet: OptionSet, Sendable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
     public init(_ field: Field) { rawValue = field == .none ? 0 : 1 << field.rawValue }
 
     public static let ratingOnly: FieldSet = [FieldSet(.jokeID), FieldSet(.rating)]
 
+    /// These fields, and what a typed document needs to give the same ones: its `name` and
+    /// `fields`, and the typed value of each.
+    var withTypedDocument: FieldSet {
+        var set = union([FieldSet(.name), FieldSet(.fields)])
+        for field in Field.allCases where contains(field) {
+            if let typed = field.typed { set.insert(FieldSet(typed)) }
+        }
+        return set
+    }
+
     @inline(__always)
     public func contains(_ field: Field) -> Bool { field != .none && rawValue & (1 << field.rawValue) != 0 }
 
-    /// The wanted field spelled by `key` (already unescaped), or `.none`.
+    /// The wanted top-level field spelled by `key` (already unescaped), or `.none`.
     @inline(__always)
     func field(named key: UnsafeBufferPointer<UInt8>) -> Field {
-        let found: Field
-        switch key.count {
-        case 2: found = equals(key, "id") ? .eventID : .none
-        case 6: found = equals(key, "rating") ? .rating : .none
-        case 7: found = equals(key, "joke_id") ? .jokeID : equals(key, "week_id") ? .weekID : .none
-        case 9: found = equals(key, "device_id") ? .deviceID : equals(key, "timestamp") ? .timestamp : .none
-        default: return .none
-        }
+        let found = Self.flatField(named: key, orDocument: true)
+        return contains(found) ? found : .none
+    }
+
+    /// The wanted typed value a key of the top-level `fields` object names, or `.none`.
+    @inline(__always)
+    func typedField(named key: UnsafeBufferPointer<UInt8>) -> Field {
+        guard let found = Self.flatField(named: key, orDocument: false).typed else { return .none }
         return contains(found) ? found : .none
     }
 
     @inline(__always)
-    private func equals(_ key: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+    private static func flatField(named key: UnsafeBufferPointer<UInt8>, orDocument: Bool) -> Field {
+        switch key.count {
+        case 2: return equals(key, "id") ? .eventID : .none
+        case 4: return orDocument && equals(key, "name") ? .name : .none
+        case 6: return equals(key, "rating") ? .rating : orDocument && equals(key, "fields") ? .fields : .none
+        case 7: return equals(key, "joke_id") ? .jokeID : equals(key, "week_id") ? .weekID : .none
+        case 9: return equals(key, "device_id") ? .deviceID : equals(key, "timestamp") ? .timestamp : .none
+        default: return .none
+        }
+    }
+
+    @inline(__always)
+    private static func equals(_ key: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
         let n = name.utf8Start
         for i in 0..<key.count where key[i] != n[i] { return false }
         return true
@@ -54,34 +78,42 @@ public struct FieldSet: OptionSet, Sendable {
 /// Where each captured field's value sits in the current line: from its first byte to just
 /// past its last. Valid only until the next line is scanned.
 public struct CapturedFields {
-    private var starts: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?,
-                         UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?)
-        = (nil, nil, nil, nil, nil, nil)
-    private var ends: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?,
-                       UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?)
-        = (nil, nil, nil, nil, nil, nil)
+    /// How many span pointers `spans` holds: two for each field number below 16.
+    static let spanCount = 32
 
-    /// Bit `field.rawValue` set when that field's value is a string written with escapes, so
-    /// readers of the common plain string need not look for backslashes again.
-    private var escapedStrings: UInt8 = 0
+    /// The start of field `f`'s value at `2 f`, the byte after it at `2 f + 1`, as the line
+    /// kernel writes them; meaningful only where `found` has bit `f`. Owned by the scanner.
+    let spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>
+    /// Bit `f` set when field `f` was found in the line.
+    var found: UInt32 = 0
+    /// Bit `f` set when field `f`'s value is a string written with escapes, so readers of the
+    /// common plain string need not look for backslashes again.
+    private var escapedStrings: UInt32 = 0
+
+    init(spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>) { self.spans = spans }
 
     @inline(__always) mutating func reset() {
-        starts = (nil, nil, nil, nil, nil, nil)
+        found = 0
+    }
+
+    /// After the line kernel wrote `spans` and found the fields of `found` (it accepts no escape).
+    @inline(__always) mutating func setFromKernel(found: UInt32) {
+        self.found = found
+        escapedStrings = 0
     }
 
     @inline(__always) mutating func set(_ field: Field, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>,
                                         escaped: Bool = true) {
-        let bit: UInt8 = 1 << field.rawValue
+        let bit: UInt32 = 1 << field.rawValue
         escapedStrings = escaped ? escapedStrings | bit : escapedStrings & ~bit
-        switch field {
-        case .none: break
-        case .jokeID: starts.0 = start; ends.0 = end
-        case .rating: starts.1 = start; ends.1 = end
-        case .timestamp: starts.2 = start; ends.2 = end
-        case .weekID: starts.3 = start; ends.3 = end
-        case .deviceID: starts.4 = start; ends.4 = end
-        case .eventID: starts.5 = start; ends.5 = end
-        }
+        found |= bit
+        spans[2 &* Int(field.rawValue)] = start
+        spans[2 &* Int(field.rawValue) &+ 1] = end
+    }
+
+    /// Forgets the typed values found so far: a later top-level `fields` replaces them all.
+    @inline(__always) mutating func dropTypedValues() {
+        found &= ~(0x1F << UInt32(Field.typedJokeID.rawValue))
     }
 
     /// Whether the field's value (if a string) holds an escape; true when unsure.
@@ -91,17 +123,8 @@ public struct CapturedFields {
 
     /// The raw JSON text of the field's value, or nil when the record lacks it.
     @inline(__always) public subscript(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
-        let s: UnsafePointer<UInt8>?, e: UnsafePointer<UInt8>?
-        switch field {
-        case .none: return nil
-        case .jokeID: s = starts.0; e = ends.0
-        case .rating: s = starts.1; e = ends.1
-        case .timestamp: s = starts.2; e = ends.2
-        case .weekID: s = starts.3; e = ends.3
-        case .deviceID: s = starts.4; e = ends.4
-        case .eventID: s = starts.5; e = ends.5
-        }
-        guard let s, let e else { return nil }
-        return UnsafeBufferPointer(start: s, count: e - s)
+        guard field != .none, found & (1 << field.rawValue) != 0 else { return nil }
+        let s = spans[2 &* Int(field.rawValue)]!
+        return UnsafeBufferPointer(start: s, count: spans[2 &* Int(field.rawValue) &+ 1]! - s)
     }
 }

@@ -16,7 +16,8 @@ public struct JSONLineScanner: ~Copyable {
     /// Deepest nesting accepted; one more level is a malformed line (RFC 8259 lets parsers limit it).
     public static let maxDepth = 1000
 
-    /// Which top-level keys to capture; `Field.jokeID` and `Field.rating` are always wanted.
+    /// Which fields to capture: always `Field.jokeID` and `Field.rating`, and what a typed
+    /// document needs to give the fields asked for (`FieldSet.withTypedDocument`).
     public var wanted: FieldSet
 
     /// What the last failed `scan` found, for the message; `failOffset` counts from the line start.
@@ -26,8 +27,9 @@ public struct JSONLineScanner: ~Copyable {
     public private(set) var lineEnd: UnsafePointer<UInt8>?
 
     /// Spans of the wanted fields, valid after `scan` returns `.object`. The last occurrence of
-    /// a repeated key wins, as the input rules require.
-    public private(set) var fields: CapturedFields = CapturedFields()
+    /// a repeated key wins, as the input rules require; a typed value counts only from the
+    /// last top-level `fields`.
+    public private(set) var fields: CapturedFields
 
     /// One byte per open container: `{` or `[`.
     private let stack: UnsafeMutablePointer<UInt8>
@@ -36,8 +38,12 @@ public struct JSONLineScanner: ~Copyable {
     /// Set by `skipString` when the string it skipped held an escape, so a key without one
     /// is compared as it stands, without a second look for backslashes.
     private var sawEscape = false
-    /// Bit `f` set by the line kernel for each field `f` it found.
-    private var kernelFound: UInt32 = 0
+    /// The scalar scan's state at depth 2: whether the object there is the top-level `fields`,
+    /// and the typed value whose key it read last and where that value starts. Kept here, not
+    /// in the scan's locals, since only depth 2 reads them.
+    private var inFields = false
+    private var typedPending = Field.none
+    private var typedStart: UnsafePointer<UInt8>?
     /// A line the kernel declines is scanned twice: after a run of them it rests a while.
     private var kernelPatience = rk_patience()
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
@@ -48,15 +54,13 @@ public struct JSONLineScanner: ~Copyable {
     /// The line shapes the AVX-512 kernel has accepted, so that it walks each shape once
     /// (line_template.c); nil turns them off (for tests).
     private let kernelTemplates: UnsafeMutablePointer<rk_line_templates>?
-    /// Where the line kernel writes the spans it found: start and end of field `f` at `2 f`.
-    private let kernelSpans: UnsafeMutablePointer<UnsafePointer<UInt8>?>
 
     public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
         self.init(wanted: wanted, simd: simd, lineKernel: 0)
     }
 
     init(wanted: FieldSet, simd: Bool, lineKernel: Int32, templates: Bool = true) {
-        self.wanted = wanted.union(.ratingOnly)
+        self.wanted = wanted.union(.ratingOnly).withTypedDocument
         self.simd = simd
         self.lineKernel = lineKernel
         if templates {
@@ -66,8 +70,10 @@ public struct JSONLineScanner: ~Copyable {
             kernelTemplates = nil
         }
         stack = .allocate(capacity: Self.maxDepth + 2)
-        kernelSpans = .allocate(capacity: 16)
-        kernelSpans.initialize(repeating: nil, count: 16)
+        // The line kernel writes the spans it finds straight into the captured fields.
+        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: CapturedFields.spanCount)
+        spans.initialize(repeating: nil, count: CapturedFields.spanCount)
+        fields = CapturedFields(spans: spans)
         keyScratch = ByteBuffer(capacity: 64)
     }
 
@@ -78,7 +84,7 @@ public struct JSONLineScanner: ~Copyable {
 
     deinit {
         stack.deallocate()
-        kernelSpans.deallocate()
+        fields.spans.deallocate()
         kernelTemplates?.deallocate()
     }
 
@@ -104,7 +110,8 @@ public struct JSONLineScanner: ~Copyable {
     public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
         if simd && rk_patience_resting(&kernelPatience) == 0 {
-            guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: kernelSpans, found: &kernelFound,
+            var found: UInt32 = 0
+            guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: fields.spans, found: &found,
                                                  level: lineKernel, templates: kernelTemplates) else {
                 // Declined: `scanScalar` judges the line.
                 rk_patience_miss(&kernelPatience)
@@ -112,13 +119,7 @@ public struct JSONLineScanner: ~Copyable {
             }
             // The common line, accepted whole by the kernel.
             rk_patience_hit(&kernelPatience)
-            var bits = kernelFound
-            while bits != 0 {
-                let raw = bits.trailingZeroBitCount
-                bits &= bits &- 1
-                fields.set(Field(rawValue: UInt8(truncatingIfNeeded: raw))!, from: kernelSpans[2 &* raw]!,
-                           to: kernelSpans[2 &* raw &+ 1]!, escaped: false)
-            }
+            fields.setFromKernel(found: found)
             lineEnd = end
             return .object
         }
@@ -137,6 +138,7 @@ public struct JSONLineScanner: ~Copyable {
         // The field whose value starts next at depth 1, and where that value began.
         var pending = Field.none
         var pendingStart = p
+        typedPending = .none
 
         valueLoop: while true {
             // p is at the first byte of a value.
@@ -146,12 +148,15 @@ public struct JSONLineScanner: ~Copyable {
                 depth &+= 1
                 if depth > Self.maxDepth { return fail(.tooDeep, p, start) }
                 stack[depth] = c
+                if depth == 2 { inFields = c == UInt8(ascii: "{") && pending == .fields }
                 p = skipSpace(p + 1)
                 if c == UInt8(ascii: "{") {
                     if p.pointee != UInt8(ascii: "}") {
-                        guard let next = key(at: p, depth: depth, start: start, pending: &pending) else { return .malformed }
+                        guard let (next, field) = key(at: p, depth: depth, start: start) else {
+                            return .malformed
+                        }
                         p = next
-                        if depth == 1 { pendingStart = p }
+                        if depth == 1 { (pending, pendingStart) = (field, p) } else if depth == 2 { (typedPending, typedStart) = (field, p) }
                         continue valueLoop
                     }
                 } else if p.pointee != UInt8(ascii: "]") {
@@ -188,6 +193,9 @@ public struct JSONLineScanner: ~Copyable {
                     // For a string value, `sawEscape` is still that string's.
                     fields.set(pending, from: pendingStart, to: p, escaped: sawEscape)
                     pending = .none
+                } else if depth == 2 && typedPending != .none {
+                    fields.set(typedPending, from: typedStart!, to: p, escaped: sawEscape)
+                    typedPending = .none
                 }
                 p = skipSpace(p)
                 if depth == 0 {
@@ -200,9 +208,11 @@ public struct JSONLineScanner: ~Copyable {
                 if c == UInt8(ascii: ",") {
                     p = skipSpace(p + 1)
                     if container == UInt8(ascii: "{") {
-                        guard let next = key(at: p, depth: depth, start: start, pending: &pending) else { return .malformed }
+                        guard let (next, field) = key(at: p, depth: depth, start: start) else {
+                            return .malformed
+                        }
                         p = next
-                        if depth == 1 { pendingStart = p }
+                        if depth == 1 { (pending, pendingStart) = (field, p) } else if depth == 2 { (typedPending, typedStart) = (field, p) }
                     }
                     continue valueLoop
                 }
@@ -218,18 +228,24 @@ public struct JSONLineScanner: ~Copyable {
         }
     }
 
-    /// Parses `"key" :` and the space after it; notes the key when it names a wanted top-level field.
+    /// Parses `"key" :` and the space after it: where the value starts, and the wanted field the
+    /// key names at the top level, or as a typed value in the top-level `fields` object
+    /// (`inFields`, at depth 2); `.none` elsewhere.
     @inline(__always)
-    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>,
-                              pending: inout Field) -> UnsafePointer<UInt8>? {
+    private mutating func key(at p: UnsafePointer<UInt8>, depth: Int, start: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Field)? {
         guard p.pointee == UInt8(ascii: "\"") else {
             _ = fail(p.pointee == UInt8(ascii: "\n") ? .unexpectedEnd : .expectedKey, p, start)
             return nil
         }
         sawEscape = false
         guard let afterKey = skipString(p, start: start) else { return nil }
+        var field = Field.none
         if depth == 1 {
-            pending = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape)
+            field = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: false)
+            // The last `fields` is the document's: typed values found before it are not.
+            if field == .fields { fields.dropTypedValues() }
+        } else if depth == 2 && inFields {
+            field = identify(key: p + 1, end: afterKey - 1, escaped: sawEscape, typed: true)
         }
         var q = skipSpace(afterKey)
         guard q.pointee == UInt8(ascii: ":") else {
@@ -237,19 +253,20 @@ public struct JSONLineScanner: ~Copyable {
             return nil
         }
         q = skipSpace(q + 1)
-        return q
+        return (q, field)
     }
 
-    /// Names the field a top-level key refers to, comparing after unescaping.
+    /// Names the field a top-level key (or with `typed`, a key of `fields`) refers to,
+    /// comparing after unescaping.
     @inline(__always)
-    private mutating func identify(key: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, escaped: Bool) -> Field {
+    private mutating func identify(key: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, escaped: Bool, typed: Bool) -> Field {
         let raw = UnsafeBufferPointer(start: key, count: end - key)
-        if !escaped { return wanted.field(named: raw) }
+        if !escaped { return typed ? wanted.typedField(named: raw) : wanted.field(named: raw) }
         keyScratch.removeAll()
         // The key already passed validation, so unescaping cannot fail; a lone surrogate simply
         // cannot spell one of our ASCII field names.
         guard JSONString.unescape(raw, into: &keyScratch, allowLoneSurrogates: true) else { return .none }
-        return keyScratch.withBuffer { wanted.field(named: $0) }
+        return keyScratch.withBuffer { typed ? wanted.typedField(named: $0) : wanted.field(named: $0) }
     }
 
     @inline(__always)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Reads a Firestore `Document` written as a JSON line, the form the REST API and Google's
 /// client libraries give: `{"name": "projects/P/databases/D/documents/rating_events/ID",
 /// "fields": {"joke_id": {"stringValue": "…"}, "rating": {"integerValue": "5"}, …}}`.
@@ -7,6 +9,10 @@
 /// `integerValue` as a decimal string (or a JSON number); `doubleValue` as a number or
 /// `"NaN"`/`"Infinity"`/`"-Infinity"`; `timestampValue` as RFC 3339. The rules and reasons
 /// for `joke_id` and `rating` are the flat record's.
+///
+/// The common document is read from the spans the scanner already captured
+/// (`judge(_:captured:)`); the walk, `judge(_:)`, reads every other line and words every
+/// verdict, and is the reference the spans' reading is held to (Tests/Fuzz typed_lines).
 struct TypedDocument: ~Copyable {
     enum Verdict {
         /// No string `name` with an object `fields`: not a document (the flat record's verdict stands).
@@ -28,9 +34,91 @@ struct TypedDocument: ~Copyable {
     private var timestampValue: UnsafeBufferPointer<UInt8>?
     private var deviceValue: UnsafeBufferPointer<UInt8>?
     private var weekValue: UnsafeBufferPointer<UInt8>?
-    private var eventIDRange: Range<Int> = 0..<0
+    /// The last segment of `name`: in the line, or in `nameScratch` when `name` had escapes.
+    private var eventIDValue: UnsafeBufferPointer<UInt8>?
+    /// `projects/{p}/databases/{d}/documents/rating_events/` of the last name `eventID(ofName:)`
+    /// took apart (empty before one): the documents of one export share it.
+    private var collectionPath = ByteBuffer(capacity: 128)
 
     init() {}
+
+    /// The verdict `judge(_:)` gives, for the common document straight from `captured` (the
+    /// scanner's spans of the line, after it found no top-level `joke_id`): a plain `name` of a
+    /// top-level `rating_events` document, `joke_id` as `{"stringValue":"…"}` with no quote or
+    /// backslash inside, `rating` as `{"integerValue":"1"}` to `"5"`, written compactly. Every
+    /// other line goes to the walk.
+    mutating func judge(_ line: UnsafeBufferPointer<UInt8>, captured: borrowing CapturedFields) -> Verdict {
+        accept(captured) ?? judge(line)
+    }
+
+    /// `.valid` for the common document of `judge(_:captured:)`, nil for any other line.
+    mutating func accept(_ captured: borrowing CapturedFields) -> Verdict? {
+        guard let name = captured[.name], !captured.isEscaped(.name), let eventID = eventID(ofName: name),
+              let fields = captured[.fields], fields[0] == UInt8(ascii: "{"),
+              let jokeID = captured[.typedJokeID].flatMap(Self.plainStringValue),
+              let rating = captured[.typedRating].flatMap(Self.smallIntegerValue) else { return nil }
+        (timestampValue, deviceValue, weekValue) = (captured[.typedTimestamp], captured[.typedDeviceID], captured[.typedWeekID])
+        eventIDValue = eventID
+        return .valid(id: jokeID, rating: rating)
+    }
+
+    /// The id of a `name` that is a JSON string without escapes spelling
+    /// `projects/{p}/databases/{d}/documents/rating_events/{id}`, each segment non-empty; nil
+    /// for any other value (which may still be a document: the walk decides).
+    private mutating func eventID(ofName name: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        guard name.count > 2, name[0] == UInt8(ascii: "\"") else { return nil }
+        let path = UnsafeBufferPointer(rebasing: name[1..<(name.count - 1)])
+        // The last name's collection path, a non-empty id after it, and no `/` in that id.
+        let known = collectionPath.count
+        if known > 0, path.count > known, collectionPath.withBuffer({ memcmp(path.baseAddress!, $0.baseAddress!, known) }) == 0 {
+            let id = UnsafeBufferPointer(rebasing: path[known...])
+            return memchr(id.baseAddress!, Int32(UInt8(ascii: "/")), id.count) == nil ? id : nil
+        }
+        guard let afterProject = Self.segment(of: path, after: "projects/"),
+              let afterDatabase = Self.segment(of: UnsafeBufferPointer(rebasing: path[afterProject...]), after: "databases/")
+        else { return nil }
+        let rest = UnsafeBufferPointer(rebasing: path[(afterProject + afterDatabase)...])
+        let collection: StaticString = "documents/rating_events/"
+        let n = collection.utf8CodeUnitCount
+        guard rest.count > n, memcmp(rest.baseAddress!, collection.utf8Start, n) == 0 else { return nil }
+        let id = UnsafeBufferPointer(rebasing: rest[n...])
+        guard memchr(id.baseAddress!, Int32(UInt8(ascii: "/")), id.count) == nil else { return nil }
+        collectionPath.removeAll()
+        collectionPath.append(UnsafeBufferPointer(rebasing: path[..<(path.count - id.count)]))
+        return id
+    }
+
+    /// For `path` starting with `word` (which ends in `/`) then a non-empty segment and a `/`:
+    /// the index just past that `/`.
+    private static func segment(of path: UnsafeBufferPointer<UInt8>, after word: StaticString) -> Int? {
+        let n = word.utf8CodeUnitCount
+        guard path.count > n + 1, memcmp(path.baseAddress!, word.utf8Start, n) == 0,
+              let slash = memchr(path.baseAddress! + n + 1, Int32(UInt8(ascii: "/")), path.count - n - 1) else { return nil }
+        return UnsafeRawPointer(slash) - UnsafeRawPointer(path.baseAddress!) + 1
+    }
+
+    /// The text of `{"stringValue":"…"}` when it is the only member and holds no quote or
+    /// backslash (so it is the string, unescaped), and is not empty.
+    private static func plainStringValue(_ typed: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let open: StaticString = #"{"stringValue":""#
+        let n = open.utf8CodeUnitCount
+        guard typed.count > n + 2, memcmp(typed.baseAddress!, open.utf8Start, n) == 0,
+              typed[typed.count - 2] == UInt8(ascii: "\""), typed[typed.count - 1] == UInt8(ascii: "}") else { return nil }
+        let text = UnsafeBufferPointer(rebasing: typed[n..<(typed.count - 2)])
+        let quote = memchr(text.baseAddress!, Int32(UInt8(ascii: "\"")), text.count)
+        let backslash = memchr(text.baseAddress!, Int32(UInt8(ascii: "\\")), text.count)
+        return quote == nil && backslash == nil ? text : nil
+    }
+
+    /// The rating of `{"integerValue":"d"}`, d a digit from 1 to 5.
+    private static func smallIntegerValue(_ typed: UnsafeBufferPointer<UInt8>) -> Double? {
+        let open: StaticString = #"{"integerValue":""#
+        let n = open.utf8CodeUnitCount
+        guard typed.count == n + 3, memcmp(typed.baseAddress!, open.utf8Start, n) == 0,
+              typed[n] &- UInt8(ascii: "1") < 5, typed[n + 1] == UInt8(ascii: "\""),
+              typed[n + 2] == UInt8(ascii: "}") else { return nil }
+        return Double(typed[n] &- UInt8(ascii: "0"))
+    }
 
     mutating func judge(_ line: UnsafeBufferPointer<UInt8>) -> Verdict {
         var name: UnsafeBufferPointer<UInt8>?, fields: UnsafeBufferPointer<UInt8>?
@@ -47,7 +135,7 @@ struct TypedDocument: ~Copyable {
         switch nameScratch.withBuffer({ Self.place(of: $0) }) {
         case .none: return .bad(.badDocumentName)
         case .some(nil): return .leftOut
-        case .some(let id?): eventIDRange = id
+        case .some(let id?): eventIDValue = nameScratch.withBuffer { UnsafeBufferPointer(rebasing: $0[id]) }
         }
 
         var jokeID: UnsafeBufferPointer<UInt8>?, rating: UnsafeBufferPointer<UInt8>?
@@ -200,10 +288,7 @@ extension TypedDocument: RatingEventDetails {
     mutating func deviceID() -> UnsafeBufferPointer<UInt8>? { string(deviceValue, slot: .deviceID) }
     mutating func weekID() -> UnsafeBufferPointer<UInt8>? { string(weekValue, slot: .weekID) }
 
-    mutating func eventID() -> UnsafeBufferPointer<UInt8>? {
-        let range = eventIDRange
-        return nameScratch.withBuffer { UnsafeBufferPointer(rebasing: $0[range]) }
-    }
+    mutating func eventID() -> UnsafeBufferPointer<UInt8>? { eventIDValue }
 }
 
 /// Steps over JSON text that `JSONLineScanner` already accepted, so no rule is checked twice.

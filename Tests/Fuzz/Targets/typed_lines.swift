@@ -2,9 +2,14 @@
 /// both), judged by the product and by the reference reading of issue 15 §2. The verdict
 /// (blank / malformed / invalid and why / left out / valid) must agree, and for a valid event
 /// every detail the counter may ask for: joke id bytes, rating bit for bit, timestamp (absent,
-/// unreadable or the instant), device id and event id. The line sits in a buffer ending
-/// exactly at the scanner's padding, garbage in it; it also goes through `RecordCounter` as
-/// the aggregator feeds it, and a file through `LineReader` in fuzzer-chosen chunks.
+/// unreadable or the instant), device id and event id. The product reads a typed document as
+/// `RecordCounter` does, from the spans the scanner captured, through a scanner that has just
+/// read a line as the fetch hook writes it (so the line kernel's template and layout of that
+/// line answer wherever the fuzzer's line is shaped or laid out alike); that answer must also
+/// be the walk's (`TypedDocument.judge(_:)`, the scalar reading that words every verdict). The
+/// line sits in a buffer ending exactly at the scanner's padding, garbage in it; it also goes
+/// through `RecordCounter` as the aggregator feeds it, and a file through `LineReader` in
+/// fuzzer-chosen chunks.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTypedLines(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -41,30 +46,42 @@ private func event<D: RatingEventDetails & ~Copyable>(id: UnsafeBufferPointer<UI
     return .valid(RefTyped.Event(id: id, rating: rating, time: time, device: device, eventID: eventID))
 }
 
-/// The product's answer, from its two decoders in the order `RecordCounter` uses them.
-private func productOutcome(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> RefTyped.Outcome {
+/// A line as the fetch hook writes it (also a seed), read before the fuzzer's line.
+let fetchHookLine: [UInt8] = Array(#"{"name":"projects/jokes-app/databases/(default)/documents/rating_events/DA306888-8708-4202-B720-67AE0B7A78CE_LBcw2Dam9tSSPaIh0tG4_2025-W37","fields":{"joke_id":{"stringValue":"LBcw2Dam9tSSPaIh0tG4"},"rating":{"integerValue":"1"},"device_id":{"stringValue":"DA306888-8708-4202-B720-67AE0B7A78CE"},"week_id":{"stringValue":"2025-W37"},"timestamp":{"timestampValue":"2025-09-14T20:27:05.643273Z"}},"createTime":"2025-09-14T20:27:07.766729Z","updateTime":"2025-09-14T20:27:07.766729Z"}"#.utf8)
+
+private func typedOutcome(_ verdict: TypedDocument.Verdict, _ typed: inout TypedDocument) -> RefTyped.Outcome {
+    switch verdict {
+    case .notDocument: return .invalid("\(InvalidRecord.missingJokeID)")
+    case .leftOut: return .leftOut
+    case .bad(let why): return .invalid("\(why)")
+    case .valid(let id, let rating): return event(id: id, rating: rating, details: &typed)
+    }
+}
+
+/// The product's answer, from its two decoders in the order `RecordCounter` uses them, and for
+/// a typed document, the walk's answer too.
+private func productOutcome(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> (RefTyped.Outcome, walk: RefTyped.Outcome?) {
     var validator = RecordValidator(wanted: everyField)
+    for _ in 0..<2 { withPaddedLine(fetchHookLine, garbage: 0) { start, _ in _ = validator.judge(start) } }
     switch validator.judge(start) {
-    case .blank: return .blank
-    case .bad(.malformed), .bad(.overlong): return .malformed
-    case .bad(.unreadableTimestamp(let value)): return .invalid("unreadableTimestamp(\(value))")
+    case .blank: return (.blank, nil)
+    case .bad(.malformed), .bad(.overlong): return (.malformed, nil)
+    case .bad(.unreadableTimestamp(let value)): return (.invalid("unreadableTimestamp(\(value))"), nil)
     case .bad(.invalid(.missingJokeID)):
-        var typed = TypedDocument()
-        switch typed.judge(UnsafeBufferPointer(start: start, count: end - start)) {
-        case .notDocument: return .invalid("\(InvalidRecord.missingJokeID)")
-        case .leftOut: return .leftOut
-        case .bad(let why): return .invalid("\(why)")
-        case .valid(let id, let rating): return event(id: id, rating: rating, details: &typed)
-        }
-    case .bad(.invalid(let why)): return .invalid("\(why)")
-    case .valid(let id, let rating): return event(id: id, rating: rating, details: &validator)
+        let line = UnsafeBufferPointer(start: start, count: end - start)
+        var typed = TypedDocument(), walk = TypedDocument()
+        let spans = typedOutcome(typed.judge(line, captured: validator.fields), &typed)
+        return (spans, typedOutcome(walk.judge(line), &walk))
+    case .bad(.invalid(let why)): return (.invalid("\(why)"), nil)
+    case .valid(let id, let rating): return (event(id: id, rating: rating, details: &validator), nil)
     }
 }
 
 private func checkTypedLine(_ line: [UInt8], garbage: UInt8, input: [UInt8]) {
     let expected = RefTyped.judge(line)
-    let got = withPaddedLine(line, garbage: garbage) { productOutcome($0, $1) }
+    let (got, walk) = withPaddedLine(line, garbage: garbage) { productOutcome($0, $1) }
     if got != expected { mismatch("typed line", input: input, product: got, reference: expected) }
+    if let walk, got != walk { mismatch("typed line from the spans", input: input, product: got, reference: walk) }
 
     // The same line as the aggregator feeds it: counted, bad or left out.
     let run = RefTyped.run(line)

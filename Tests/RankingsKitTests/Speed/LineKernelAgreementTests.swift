@@ -15,6 +15,13 @@ struct LineKernelAgreementTests {
         #"{"id":"DA306888-8708-4202-B720-67AE0B7A78CE_LBcw2Dam9tSSPaIh0tG4_2025-W37","joke_id":"LBcw2Dam9tSSPaIh0tG4","rating":1,"device_id":"DA306888-8708-4202-B720-67AE0B7A78CE","week_id":"2025-W37","timestamp":{"_seconds":1757881625,"_nanoseconds":643273000}}"#,
         #"{"joke_id": "j1", "rating": 4.5, "timestamp": "2026-02-12T10:00:00Z", "device_id": "d", "extra": [1, -2.5e-3, true, false, null, {"x": []}]}"#,
         #"{"name":"projects/p/databases/(default)/documents/rating_events/e1","fields":{"joke_id":{"stringValue":"j"},"rating":{"integerValue":"5"}}}"#,
+        // Typed documents: as the fetch hook writes them; `name` and `fields` repeated (the
+        // last counts, typed values only from the last `fields`); `fields` keys deeper down
+        // or outside the top-level `fields` (not typed values); a last `fields` that is no object.
+        #"{"name":"projects/p/databases/(default)/documents/rating_events/d_j_2025-W37","fields":{"joke_id":{"stringValue":"j"},"rating":{"integerValue":"1"},"device_id":{"stringValue":"d"},"week_id":{"stringValue":"2025-W37"},"timestamp":{"timestampValue":"2025-09-14T20:27:05.643273Z"}},"createTime":"2025-09-14T20:27:07.766729Z","updateTime":"2025-09-14T20:27:07.766729Z"}"#,
+        #"{"name":"projects/p/databases/d/documents/rating_events/e","fields":{"joke_id":{"stringValue":"j"},"rating":{"integerValue":"5"}},"fields":{"rating":{"doubleValue":4.5},"week_id":{"stringValue":"w"}},"name":"x"}"#,
+        #"{"x":{"fields":{"rating":{"integerValue":"2"}}},"fields":{"joke_id":{"mapValue":{"fields":{"rating":{"integerValue":"1"}}}},"device_id":[{"rating":1}],"id":{"stringValue":"i"},"timestamp":{"timestampValue":"2025-01-01T00:00:00Z"}}}"#,
+        #"{"name":"n","fields":{"joke_id":{"stringValue":"j"},"rating":{"integerValue":"5"}},"fields":3}"#,
         "\t {\"joke_id\":\"caf\u{E9} \u{1F600}\",\"rating\":5,\"comment\":\"\u{65E5}\u{672C}\u{8A9E} [x] {y}\"} \r",
         #"{"rating":5,"joke_id":"a","joke_id":"b","rating":2}"#,
         #"{}"#,
@@ -77,7 +84,7 @@ struct LineKernelAgreementTests {
     /// Whether the kernel itself answered for the line (rather than handing it to the scalar scanner).
     static func kernelAccepts(_ line: [UInt8], level: Int32) -> Bool {
         let padded = line + [0x0A] + [UInt8](repeating: 0, count: LineReader.padding)
-        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 16)
+        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: Int(RK_SPANS))
         defer { spans.deallocate() }
         var found: UInt32 = 0
         return padded.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, 0xFF, spans, &found, level, nil) != nil }

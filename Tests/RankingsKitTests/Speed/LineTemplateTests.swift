@@ -99,7 +99,7 @@ struct LineTemplateTests {
         // The empty line's skeleton is empty, as an unused slot's is: still declined, whatever
         // is wanted (a review found it taken with nothing wanted).
         var templates = rk_line_templates()
-        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 16)
+        let spans = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: Int(RK_SPANS))
         defer { spans.deallocate() }
         var found: UInt32 = 0
         let line = [UInt8(ascii: "\n")] + [UInt8](repeating: 0, count: LineReader.padding)
