@@ -25,6 +25,7 @@ sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
 import faults  # noqa: E402
 from checking import check, expect, finish  # noqa: E402
+import nights as nights_script  # noqa: E402
 
 PROJECT = "demo-rankings-loop"
 hooks = os.path.join(root, "jobs", "firestore")
@@ -449,6 +450,9 @@ try:
             expect(f"{name}: exit status", done.returncode, 78)
             expect(f"{name}: message", done.stderr.strip(), f"{name}: error: RANKINGS_FIRESTORE_PROJECT is not set")
     check("without RANKINGS_FIRESTORE_PROJECT both hooks stop with 78", missing_project)
+
+    # Incremental nights (nights.py), on this emulator in a project of their own.
+    nights_script.run(server.address)
 finally:
     server.stop()
     shutil.rmtree(work, ignore_errors=True)
