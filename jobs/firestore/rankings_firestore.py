@@ -375,6 +375,12 @@ class Broken(Failure):
         super().__init__(EX_UNAVAILABLE, message)
 
 
+def error_message(item):
+    """The message of a streamed `error` item, or the item's error as it is."""
+    error = item["error"]
+    return error.get("message", error) if isinstance(error, dict) else error
+
+
 def read_page(answer, where):
     """(documents, readTime, done) of one runQuery answer, or Broken."""
     if not isinstance(answer, list):
@@ -386,9 +392,7 @@ def read_page(answer, where):
         if done:
             raise Broken(f"{where}: item {number} follows the item marked done")
         if "error" in item:
-            error = item["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            raise Broken(f"{where}: Firestore stopped the stream at item {number} with an error: {message}")
+            raise Broken(f"{where}: Firestore stopped the stream at item {number} with an error: {error_message(item)}")
         if "readTime" in item:
             if not isinstance(item["readTime"], str):
                 raise Broken(f"{where}: item {number}'s readTime is not a string")
@@ -521,9 +525,7 @@ def read_count(answer, where):
         if not isinstance(item, dict):
             raise Broken(f"{where}: item {number} is not an object")
         if "error" in item:
-            error = item["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            raise Broken(f"{where}: Firestore stopped the stream with an error: {message}")
+            raise Broken(f"{where}: Firestore stopped the stream with an error: {error_message(item)}")
         if "result" in item:
             try:
                 counts.append(int(item["result"]["aggregateFields"]["documents"]["integerValue"]))
