@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "cpu_level.h"
 #include "crc32c.h"
 #include "entity_keys.h"
 
@@ -191,16 +192,8 @@ static int matches_avx512(const rk_entity_template *t, const uint8_t *record, si
     return _mm512_test_epi8_mask(differs, differs) == 0;
 }
 
-static int avx512;
-
-__attribute__((constructor))
-static void choose_matcher(void) {
-    __builtin_cpu_init();
-    avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-}
-
 static int matches(const rk_entity_template *t, const uint8_t *record, size_t count) {
-    return avx512 ? matches_avx512(t, record, count) : matches_portable(t, record, count);
+    return rk_cpu_level() == RK_CPU_AVX512 ? matches_avx512(t, record, count) : matches_portable(t, record, count);
 }
 #else
 static int matches(const rk_entity_template *t, const uint8_t *record, size_t count) {

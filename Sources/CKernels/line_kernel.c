@@ -1,18 +1,15 @@
 // Stage 1 of the line kernel for each instruction set: 64 bytes at a time classified into the
-// bitmaps of line_index.h (AVX-512: one register; AVX2: two of 32 bytes; SSSE3: four of 16), with the UTF-8
-// lookup of utf8_lookup.h run only on blocks that hold non-ASCII bytes (or follow one that ended
+// bitmaps of line_index.h (AVX-512: one register; AVX2: two of 32 bytes), with the UTF-8 lookup
+// of utf8_lookup.h run only on blocks that hold non-ASCII bytes (or follow one that ended
 // with some). What follows, index_block() in line_index.h and the walk in line_walk.c, is the
 // same for both.
 #include "line_kernel.h"
+#include "cpu_level.h"
 #include "line_index.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include "simd_level.h"
 #include "utf8_lookup.h"
-
-#define BITS4(a, b, c, d) ((uint64_t)(uint16_t)_mm_movemask_epi8(a) | ((uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16) \
-    | ((uint64_t)(uint16_t)_mm_movemask_epi8(c) << 32) | ((uint64_t)(uint16_t)_mm_movemask_epi8(d) << 48))
 
 /// A non-ASCII byte among the last three of a block may start a sequence the next block ends.
 #define TAIL_MAY_CONTINUE(non_ascii) (((non_ascii) >> 61) != 0)
@@ -83,65 +80,6 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
         }
         unfinished = block_unfinished;
         prev = hi;
-        uint64_t strings, line_bits;
-        int done = index_block(ix, b, &k, &in_string, &strings, &line_bits);
-        if (done) return done;
-    }
-    return -1;
-}
-
-__attribute__((target("ssse3")))
-static inline __m128i utf8_errors_ssse3(__m128i prev, __m128i v) {
-    const __m128i prev_high = _mm_loadu_si128((const __m128i *)utf8_prev_high);
-    const __m128i prev_low = _mm_loadu_si128((const __m128i *)utf8_prev_low);
-    const __m128i input_high = _mm_loadu_si128((const __m128i *)utf8_input_high);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    __m128i prev1 = _mm_alignr_epi8(v, prev, 15);
-    __m128i prev2 = _mm_alignr_epi8(v, prev, 14);
-    __m128i prev3 = _mm_alignr_epi8(v, prev, 13);
-    __m128i found = _mm_and_si128(_mm_and_si128(
-        _mm_shuffle_epi8(prev_high, _mm_and_si128(_mm_srli_epi16(prev1, 4), nibble)),
-        _mm_shuffle_epi8(prev_low, _mm_and_si128(prev1, nibble))),
-        _mm_shuffle_epi8(input_high, _mm_and_si128(_mm_srli_epi16(v, 4), nibble)));
-    __m128i third = _mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xE0 - 0x80)));
-    __m128i fourth = _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xF0 - 0x80)));
-    __m128i must_continue = _mm_and_si128(_mm_or_si128(third, fourth), _mm_set1_epi8((char)0x80));
-    return _mm_xor_si128(must_continue, found);
-}
-
-/// The SSSE3 kernel computes every mask of every block: it is the fallback, kept simple.
-__attribute__((target("ssse3")))
-static int index_ssse3(const uint8_t *line, struct line_index *ix) {
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-    const __m128i control_max = _mm_set1_epi8(0x1F), newline = _mm_set1_epi8('\n');
-    const __m128i zero = _mm_setzero_si128();
-    __m128i prev = zero;
-    uint64_t in_string = 0;
-    int unfinished = 0;
-    for (int b = 0; b < LINE_MAX_BLOCKS; b++) {
-        const uint8_t *p = line + 64 * b;
-        __m128i v0 = _mm_loadu_si128((const __m128i *)p), v1 = _mm_loadu_si128((const __m128i *)(p + 16));
-        __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 32)), v3 = _mm_loadu_si128((const __m128i *)(p + 48));
-        struct block_bits k;
-#define EQ4(c) BITS4(_mm_cmpeq_epi8(v0, c), _mm_cmpeq_epi8(v1, c), _mm_cmpeq_epi8(v2, c), _mm_cmpeq_epi8(v3, c))
-#define CONTROL(v) _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v)
-        k.quote = EQ4(quote);
-        k.newline = EQ4(newline);
-        k.backslash = EQ4(backslash);
-        k.control = BITS4(CONTROL(v0), CONTROL(v1), CONTROL(v2), CONTROL(v3));
-#undef EQ4
-#undef CONTROL
-        uint64_t non_ascii = BITS4(v0, v1, v2, v3);
-        k.rare = ~(uint64_t)0;
-        k.utf8_error = 0;
-        if (non_ascii || unfinished) {
-            k.utf8_error = ~BITS4(_mm_cmpeq_epi8(utf8_errors_ssse3(prev, v0), zero),
-                                  _mm_cmpeq_epi8(utf8_errors_ssse3(v0, v1), zero),
-                                  _mm_cmpeq_epi8(utf8_errors_ssse3(v1, v2), zero),
-                                  _mm_cmpeq_epi8(utf8_errors_ssse3(v2, v3), zero));
-        }
-        unfinished = TAIL_MAY_CONTINUE(non_ascii);
-        prev = v3;
         uint64_t strings, line_bits;
         int done = index_block(ix, b, &k, &in_string, &strings, &line_bits);
         if (done) return done;
@@ -304,44 +242,17 @@ static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const ui
     return rk_walk_line(line, &ix, wanted, spans, found);
 }
 
-static int avx512_usable(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2")
-        && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-}
-
-typedef int (*index_fn)(const uint8_t *, struct line_index *);
-
-static index_fn index_for(int level) { return level == 2 ? index_avx2 : level == 1 ? index_ssse3 : NULL; }
-
-static int chosen_level;
-
-/// Chosen before main runs, so no thread ever sees it half done.
-__attribute__((constructor))
-static void choose_line_kernel(void) {
-    chosen_level = rk_simd_level_of_cpu();
-    if (chosen_level == 2 && avx512_usable()) chosen_level = 3;
-}
-
-int rk_line_kernel_level(void) { return chosen_level; }
-
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                             int level, rk_line_templates *templates) {
-    // A level asked for runs only where the CPU has it (each implies the ones below).
-    if (level == 0) level = chosen_level;
-    if (level > chosen_level) return NULL;
-    if (level == 3) return scan_avx512(line, wanted, spans, found, templates);
-    index_fn index = index_for(level);
-    if (index == NULL) return NULL;
+    if (level == 0) level = rk_cpu_level();
+    else if (level > rk_cpu_supported()) return NULL;
+    if (level == RK_CPU_AVX512) return scan_avx512(line, wanted, spans, found, templates);
     struct line_index ix;
-    if (index(line, &ix) != 1) return NULL;
+    if (level != RK_CPU_AVX2 || index_avx2(line, &ix) != 1) return NULL;
     return rk_walk_line(line, &ix, wanted, spans, found);
 }
 
 #else
-
-int rk_line_kernel_level(void) { return 0; }
 
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                             int level, rk_line_templates *templates) {

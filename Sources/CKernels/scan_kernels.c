@@ -8,7 +8,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include "simd_level.h"
+#include "cpu_level.h"
 #include "utf8_lookup.h"
 
 /// Where the scalar step takes over at block `q` when the kernel cannot vouch for it: `q`
@@ -79,72 +79,13 @@ static const uint8_t *skip_avx2(const uint8_t *start) {
     }
 }
 
-__attribute__((target("ssse3")))
-static const uint8_t *skip_ssse3(const uint8_t *start) {
-    const __m128i prev_high = _mm_loadu_si128((const __m128i *)utf8_prev_high);
-    const __m128i prev_low = _mm_loadu_si128((const __m128i *)utf8_prev_low);
-    const __m128i input_high = _mm_loadu_si128((const __m128i *)utf8_input_high);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i control_max = _mm_set1_epi8(0x1F);
-    __m128i prev = _mm_setzero_si128();
-    int prev_non_ascii = 0;
-    const uint8_t *q = start;
-    for (;;) {
-        __m128i v = _mm_loadu_si128((const __m128i *)q);
-        uint32_t special = (uint32_t)_mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-            _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v)));
-        uint32_t non_ascii = (uint32_t)_mm_movemask_epi8(v);
-        if (non_ascii == 0 && !(prev_non_ascii && ends_unfinished(start, q))) {
-            if (special) return q + __builtin_ctz(special);
-            prev = v;
-            prev_non_ascii = 0;
-            q += 16;
-            continue;
-        }
-        __m128i prev1 = _mm_alignr_epi8(v, prev, 15);
-        __m128i prev2 = _mm_alignr_epi8(v, prev, 14);
-        __m128i prev3 = _mm_alignr_epi8(v, prev, 13);
-        __m128i found = _mm_and_si128(_mm_and_si128(
-            _mm_shuffle_epi8(prev_high, _mm_and_si128(_mm_srli_epi16(prev1, 4), nibble)),
-            _mm_shuffle_epi8(prev_low, _mm_and_si128(prev1, nibble))),
-            _mm_shuffle_epi8(input_high, _mm_and_si128(_mm_srli_epi16(v, 4), nibble)));
-        __m128i third = _mm_subs_epu8(prev2, _mm_set1_epi8((char)(0xE0 - 0x80)));
-        __m128i fourth = _mm_subs_epu8(prev3, _mm_set1_epi8((char)(0xF0 - 0x80)));
-        __m128i must_continue = _mm_and_si128(_mm_or_si128(third, fourth), _mm_set1_epi8((char)0x80));
-        __m128i error = _mm_xor_si128(must_continue, found);
-        uint32_t bad = 0xFFFFu & ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(error, _mm_setzero_si128()));
-        if (special) {
-            uint32_t upto = special & -special;
-            if ((bad & (upto | (upto - 1))) == 0) return q + __builtin_ctz(special);
-            return resume_point(start, q);
-        }
-        if (bad) return resume_point(start, q);
-        prev = v;
-        prev_non_ascii = 1;
-        q += 16;
-    }
-}
-
-static const uint8_t *(*chosen)(const uint8_t *);
-static int level;
-
-/// Chosen before main runs, so no thread ever sees it half done.
-__attribute__((constructor))
-static void choose(void) {
-    level = rk_simd_level_of_cpu();
-    chosen = level == 2 ? skip_avx2 : level == 1 ? skip_ssse3 : NULL;
-}
-
-int rk_scan_kernel_level(void) { return level; }
-
-const uint8_t *rk_skip_string_plain(const uint8_t *p) { return chosen(p); }
+// Chosen by what the CPU has, not by the process's level: a scanner uses this kernel only when
+// it runs the SIMD kernels (JSONLineScanner's `simd`, off at portable), and a test that asks
+// for them gets them wherever the CPU has them.
+const uint8_t *rk_skip_string_plain(const uint8_t *p) { return rk_cpu_supported() >= RK_CPU_AVX2 ? skip_avx2(p) : p; }
 
 #else
 
-int rk_scan_kernel_level(void) { return 0; }
 const uint8_t *rk_skip_string_plain(const uint8_t *p) { return p; }
 
 #endif

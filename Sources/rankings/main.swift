@@ -15,6 +15,9 @@ Commands:
 Run 'rankings <command> --help' for a command's options; 'rankings --version' prints the version.
 """
 
+// A CPU level the process cannot run at is an operator's mistake to hear of before any work.
+if let refusal = CPULevel.refusal { Terminal.fail(.usage(refusal)) }
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "aggregate":
@@ -27,7 +30,7 @@ case "-h", "--help", "help":
     Terminal.printAndExit(help)
 case "--version":
     // What this binary found on this machine: the lines a performance report needs.
-    Terminal.printAndExit("rankings \(RankingsKitVersion.string)\n\(Inflaters.description)\n\(ScanKernels.description)")
+    Terminal.printAndExit("rankings \(RankingsKitVersion.string)\n\(Inflaters.description)\n\(CPULevel.description)")
 case nil:
     Terminal.fail(.usage("no command given"), usage: "rankings <command> [options]")
 case let other?:

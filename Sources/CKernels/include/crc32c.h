@@ -8,17 +8,13 @@
 /// output files). `crc` is the finished CRC of the bytes before `data` (0 for none), so
 /// extending in pieces equals one call over the whole: LevelDB's crc32c::Extend.
 
-/// The fastest kernel this CPU runs: SSE4.2's `crc32` instruction where present (chosen once,
-/// at first call), else the portable tables.
+/// SSE4.2's `crc32` instruction at level avx2 and above (cpu_level.h), else the portable tables.
 uint32_t rk_crc32c_extend(uint32_t crc, const void *data, size_t count);
 
 /// Slicing-by-8 tables, on any CPU: the fallback, and what the tests hold the fast path to.
 uint32_t rk_crc32c_extend_portable(uint32_t crc, const void *data, size_t count);
 
-/// 1 when this CPU has SSE4.2 (so `rk_crc32c_extend_hardware` may be called), else 0.
-int rk_crc32c_hardware_available(void);
-
-/// The SSE4.2 kernel; only call when `rk_crc32c_hardware_available()` is 1.
+/// The SSE4.2 kernel; only call when `rk_cpu_supported()` is `RK_CPU_AVX2` or above.
 uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count);
 
 /// One fragment of a LevelDB log block: where its data starts in the block, its length, type
@@ -39,18 +35,15 @@ typedef struct {
 size_t rk_log_scan_headers(const uint8_t *block, size_t size, rk_log_fragment *fragments, size_t *count);
 
 /// The masked CRC-32C of each fragment's type byte and data (what LevelDB's log writer
-/// stores), for `count` fragments of `block`, with the fastest kernel this CPU runs: folding
-/// with VPCLMULQDQ (AVX-512), else SSE4.2 three fragments at a time (one `crc32` waits three
-/// cycles for the one before it in the same stream, and three streams fill those cycles),
-/// else the portable tables.
+/// stores), for `count` fragments of `block`, with the process's level's kernel (cpu_level.h):
+/// folding with VPCLMULQDQ at avx512, SSE4.2 three fragments at a time at avx2 (one `crc32`
+/// waits three cycles for the one before it in the same stream, and three streams fill those
+/// cycles), the portable tables at portable.
 void rk_log_fragment_checksums(const uint8_t *block, rk_log_fragment *fragments, size_t count);
 
-/// 1 when this CPU can fold with VPCLMULQDQ on AVX-512 registers (and has SSE4.2), else 0.
-int rk_crc32c_fold_available(void);
-
-/// The same with a kernel named, for the tests: 2 folding, 1 SSE4.2, 0 the tables; a kernel
-/// this CPU lacks gives way to the next below it.
-void rk_log_fragment_checksums_with(int kernel, const uint8_t *block, rk_log_fragment *fragments, size_t count);
+/// The same with a level's kernel named, for the tests; a level above `rk_cpu_supported()` gets
+/// the tables.
+void rk_log_fragment_checksums_with(int level, const uint8_t *block, rk_log_fragment *fragments, size_t count);
 
 /// The same one fragment at a time with the portable tables: what the tests hold it to.
 void rk_log_fragment_checksums_portable(const uint8_t *block, rk_log_fragment *fragments, size_t count);

@@ -5,10 +5,6 @@
 
 #include "fast_path_patience.h"
 
-/// Which whole-line kernel this CPU runs: 0 none (the scalar scanner does everything), 1 SSSE3,
-/// 2 AVX2, 3 AVX-512 (with VBMI2 and BMI2). Decided once, by CPU feature, before main.
-int rk_line_kernel_level(void);
-
 /// How many span pointers `rk_scan_line` may write: two for each field number below 16.
 #define RK_SPANS 32
 
@@ -103,8 +99,9 @@ typedef struct {
 ///
 /// Reads whole 64-byte blocks from `line`, never one that starts past the first `\n`: the
 /// caller keeps 64 readable bytes after that `\n` (LineReader.padding). `spans` holds
-/// `RK_SPANS` pointers. `level` 0 means the kernel chosen for this CPU; 1, 2 or 3 ask for that one (tests
-/// hold each to the scalar scanner), and NULL comes back when the CPU lacks it. `templates`,
+/// `RK_SPANS` pointers. `level` 0 means the process's (cpu_level.h); `RK_CPU_AVX2` or
+/// `RK_CPU_AVX512` asks for that kernel (tests hold each to the scalar scanner), and NULL comes
+/// back when the CPU lacks it. `templates`,
 /// when not NULL, lets the AVX-512 kernel skip the walk for a line shaped like one it already
 /// accepted (line_template.c); the answer is the same either way.
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,

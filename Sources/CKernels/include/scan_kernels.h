@@ -3,10 +3,6 @@
 
 #include <stdint.h>
 
-/// Which string-skipping kernel this CPU runs: 0 none (the caller's scalar path), 1 SSSE3
-/// (16 bytes a step), 2 AVX2 (32 bytes a step). Decided once, by CPU feature.
-int rk_scan_kernel_level(void);
-
 /// Skips the plain part of a JSON string's contents starting at `p`, which must sit at the
 /// start of a UTF-8 sequence (or at an ASCII byte). Returns the first byte at or after `p`
 /// that the caller's scalar step must look at; every byte before it is neither `"`, `\` nor a
@@ -16,7 +12,7 @@ int rk_scan_kernel_level(void);
 ///
 /// Reads whole blocks (32 bytes) at and after `p`, but never one that starts past the first
 /// control character (the line's `\n`); the caller keeps 64 readable bytes after that `\n`.
-/// Only call when `rk_scan_kernel_level()` is not 0.
+/// Where the CPU lacks AVX2 it returns `p`: the scalar step does it all.
 const uint8_t *rk_skip_string_plain(const uint8_t *p);
 
 #endif

@@ -49,7 +49,7 @@ public struct JSONLineScanner: ~Copyable {
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
     /// lines it declines, the string kernel on long strings and non-ASCII text.
     private let simd: Bool
-    /// Which whole-line kernel: 0 the one chosen for this CPU, 1 SSSE3, 2 AVX2, 3 AVX-512 (for tests).
+    /// Which whole-line kernel: 0 the process's (cpu_level.h), or `RK_CPU_AVX2` / `RK_CPU_AVX512` (for tests).
     private let lineKernel: Int32
     /// The line shapes the AVX-512 kernel has accepted, so that it walks each shape once
     /// (line_template.c); nil turns them off (for tests).

@@ -1,31 +1,14 @@
 import CKernels
-import Glibc
 
-/// The SIMD side of `JSONLineScanner`: C kernels chosen by CPU feature (AVX-512 for the line
-/// kernel where the CPU has it, AVX2, else SSSE3). The
-/// line kernel (Sources/CKernels/line_kernel.c) reads a whole common line and declines every
-/// other; the string kernel (scan_kernels.c) skips the plain bytes of a string and validates
-/// its UTF-8 32 or 16 bytes a step for the scalar scanner. Neither ever words a reason: the
-/// line kernel only accepts what the scalar scanner would accept with the same spans, and the
-/// string kernel stops before anything it must judge, so messages and offsets stay its own.
+/// The SIMD side of `JSONLineScanner`: C kernels chosen by the process's CPU level
+/// (`CPULevel`). The line kernel (Sources/CKernels/line_kernel.c) reads a whole common line and
+/// declines every other; the string kernel (scan_kernels.c) skips the plain bytes of a string
+/// and validates its UTF-8 32 bytes a step for the scalar scanner. Neither ever words a reason:
+/// the line kernel only accepts what the scalar scanner would accept with the same spans, and
+/// the string kernel stops before anything it must judge, so messages and offsets stay its own.
 public enum ScanKernels {
-    /// On when the CPU has the kernels, unless `RANKINGS_SCALAR_SCAN=1` (read once) turns them off:
-    /// the test suite runs once more that way, and the scalar path is what aarch64 runs.
-    public static let enabled: Bool = {
-        if let off = getenv("RANKINGS_SCALAR_SCAN"), off.pointee != 0, String(cString: off) != "0" { return false }
-        return rk_scan_kernel_level() > 0
-    }()
-
-    /// For `--version`: which scanner this process runs.
-    public static var description: String {
-        switch (enabled, rk_scan_kernel_level()) {
-        case (true, 2) where rk_line_kernel_level() == 3: "scanner: AVX-512"
-        case (true, 2): "scanner: AVX2"
-        case (true, _): "scanner: SSSE3"
-        case (false, 0): "scanner: scalar (no SIMD kernel for this CPU)"
-        default: "scanner: scalar (RANKINGS_SCALAR_SCAN=1)"
-        }
-    }
+    /// On at level avx2 and above; portable runs the scalar scanner alone.
+    public static let enabled = rk_cpu_level() >= RK_CPU_AVX2
 
     /// The whole-line kernel (line_kernel.h): the line's `\n` when it accepted the line as an
     /// object, with the wanted fields' spans in `spans`; nil when the scalar scanner must judge it.

@@ -2,8 +2,10 @@ import CKernels
 import Foundation
 import Testing
 
-/// The SSE4.2 kernel held to the portable tables (and both to the standard's check value and a
-/// bit-by-bit CRC), over every length and alignment a block can give them.
+/// The SSE4.2 kernel and the fragment kernels of each CPU level held to the portable tables (and
+/// those to the standard's check value and a bit-by-bit CRC), over every length and alignment a
+/// block can give them. Each kernel is asked for by level, so it runs wherever the CPU has it
+/// (CPUAvailability); which level the CPU has is CPULevelTests' matter.
 @Suite("CRC-32C kernels")
 struct CRC32CTests {
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
@@ -24,20 +26,16 @@ struct CRC32CTests {
         #expect(rk_crc32c_extend(0, zeros, 32) == 0x8A91_36AA)
     }
 
-    @Test("this machine has SSE4.2, so the hardware kernel is the one chosen")
-    func hardwarePresent() {
-        #expect(rk_crc32c_hardware_available() == 1)
-    }
-
     @Test("hardware and portable agree on every length 0…300 at every alignment 0…7, and with a bitwise CRC")
-    func agree() {
+    func agree() throws {
         let data = Self.bytes(400, seed: 7)
+        let hardware = rk_cpu_supported() >= RK_CPU_AVX2
         data.withUnsafeBytes { raw in
             for start in 0..<8 {
                 for count in 0...300 {
                     let p = raw.baseAddress! + start
                     let portable = rk_crc32c_extend_portable(0, p, count)
-                    if rk_crc32c_hardware_available() == 1 {
+                    if hardware {
                         #expect(rk_crc32c_extend_hardware(0, p, count) == portable, "start \(start), count \(count)")
                     }
                     if count % 37 == 0 {
@@ -46,6 +44,7 @@ struct CRC32CTests {
                 }
             }
         }
+        try CPUAvailability.need(RK_CPU_AVX2)
     }
 
     @Test("extending in pieces equals one pass, on a block and a half of data")
@@ -92,31 +91,32 @@ struct CRC32CTests {
         }
     }
 
-    @Test("folding is offered exactly when /proc/cpuinfo lists AVX-512 (F, BW, VL) and VPCLMULQDQ")
-    func foldPresent() throws {
-        let info = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
-        let flags = Set(info.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
-        let listed = ["avx512f", "avx512bw", "avx512vl", "vpclmulqdq", "pclmulqdq", "sse4_2"].allSatisfy(flags.contains)
-        #expect(rk_crc32c_fold_available() == (listed ? 1 : 0))
+    @Test("SSE4.2's fragment kernel, on every length 0…700 and some to a block's largest, at 64 offsets, equals the tables")
+    func threeStreams() throws {
+        try CPUAvailability.need(RK_CPU_AVX2)
+        Self.expectFragmentKernel(RK_CPU_AVX2)
     }
 
-    @Test("each fragment kernel, on every length 0…700 and some to a block's largest, at 64 offsets, equals the tables")
-    func everyKernel() {
+    @Test("folding, on every length 0…700 and some to a block's largest, at 64 offsets, equals the tables")
+    func folding() throws {
+        try CPUAvailability.need(RK_CPU_AVX512)
+        Self.expectFragmentKernel(RK_CPU_AVX512)
+    }
+
+    static func expectFragmentKernel(_ level: Int32) {
         // Folding takes whole 64-byte steps after a head of `length % 64` bytes: every head,
         // every number of steps a block of records gives, and every offset in a step.
-        let data = Self.bytes(32_768 + 64, seed: 13)
+        let data = bytes(32_768 + 64, seed: 13)
         data.withUnsafeBufferPointer { block in
-            for kernel: Int32 in [1, 2] {
-                for length in Array(0...700) + [1_023, 1_024, 1_025, 4_095, 4_096, 16_383, 32_761] {
-                    var fragments = (0..<64).map {
-                        rk_log_fragment(data: UInt32(length % 600 % (32_768 + 64 - length - 63) + $0), length: UInt32(length), checksum: 0,
-                                        type: UInt8(1 + ($0 + length) % 4), stored: 0)
-                    }
-                    var portable = fragments
-                    rk_log_fragment_checksums_with(kernel, block.baseAddress!, &fragments, fragments.count)
-                    rk_log_fragment_checksums_portable(block.baseAddress!, &portable, portable.count)
-                    #expect(fragments.map(\.checksum) == portable.map(\.checksum), "kernel \(kernel), length \(length)")
+            for length in Array(0...700) + [1_023, 1_024, 1_025, 4_095, 4_096, 16_383, 32_761] {
+                var fragments = (0..<64).map {
+                    rk_log_fragment(data: UInt32(length % 600 % (32_768 + 64 - length - 63) + $0), length: UInt32(length), checksum: 0,
+                                    type: UInt8(1 + ($0 + length) % 4), stored: 0)
                 }
+                var portable = fragments
+                rk_log_fragment_checksums_with(level, block.baseAddress!, &fragments, fragments.count)
+                rk_log_fragment_checksums_portable(block.baseAddress!, &portable, portable.count)
+                #expect(fragments.map(\.checksum) == portable.map(\.checksum), "level \(level), length \(length)")
             }
         }
     }

@@ -8,7 +8,7 @@ import Testing
 /// second must come from the template), then a line that differs from it by one byte, one
 /// shape or one number, whose answer must be the scalar scanner's. The fuzz target `simd_scan`
 /// does the same from lines spliced into an export's.
-@Suite("Line templates agree with the scalar scanner", .enabled(if: rk_line_kernel_level() >= 3, "needs AVX-512"))
+@Suite("Line templates agree with the scalar scanner", .enabled(if: CPUAvailability.runs(RK_CPU_AVX512), CPUAvailability.reason(RK_CPU_AVX512)))
 struct LineTemplateTests {
     static let all = FieldSet(rawValue: .max)
 
@@ -23,7 +23,7 @@ struct LineTemplateTests {
 
     /// A scanner that has made a template of `base` and answered it from the template once.
     static func warmed(by base: [UInt8]) -> JSONLineScanner {
-        var scanner = JSONLineScanner(wanted: all, simd: true, lineKernel: 3)
+        var scanner = JSONLineScanner(wanted: all, simd: true, lineKernel: RK_CPU_AVX512)
         _ = report(&scanner, base)
         _ = report(&scanner, base)
         return scanner
@@ -104,7 +104,7 @@ struct LineTemplateTests {
         var found: UInt32 = 0
         let line = [UInt8(ascii: "\n")] + [UInt8](repeating: 0, count: LineReader.padding)
         for wanted: UInt32 in [0, 1, 0xFF] {
-            let end = line.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, wanted, spans, &found, 3, &templates) }
+            let end = line.withUnsafeBufferPointer { rk_scan_line($0.baseAddress!, wanted, spans, &found, RK_CPU_AVX512, &templates) }
             #expect(end == nil, "wanted \(wanted)")
         }
         #expect(templates.hits == 0)
@@ -125,7 +125,7 @@ struct LineTemplateTests {
             lines.append(Array(("{" + (order.map { keys[$0] } + [own]).joined(separator: ",") + "}").utf8))
         }
         let steady = Array(LineKernelAgreementTests.accepted[0].utf8)
-        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: 3)
+        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: RK_CPU_AVX512)
         for line in lines { #expect(Self.report(&scanner, line) == Self.scalar(line)) }
         let resting = scanner.templateHits
         let reference = Self.scalar(steady)
@@ -141,7 +141,7 @@ struct LineTemplateTests {
     @Test func moreShapesThanTemplatesThroughOneScanner() {
         // Shapes in turn, more of them than a scanner keeps, so templates are made, matched
         // and replaced: every answer is the scalar scanner's.
-        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: 3)
+        var scanner = JSONLineScanner(wanted: Self.all, simd: true, lineKernel: RK_CPU_AVX512)
         let shapes = LineKernelAgreementTests.accepted.map { Array($0.utf8) }
         #expect(shapes.count > Int(RK_TEMPLATES))
         for round in 0..<3 {
