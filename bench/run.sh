@@ -219,9 +219,9 @@ if [ $with_rankings = yes ]; then
     add "$plain_label" "baseline rankings aggregate --threads 1" "$runs" byte "" \
       "$(q "$baseline") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
   fi
-  # What the SIMD kernel contributes: the same binary on its scalar path.
-  add "$plain_label" "rankings aggregate --threads 1, RANKINGS_SCALAR_SCAN=1" "$runs" byte "scalar scanner" \
-    "env RANKINGS_SCALAR_SCAN=1 $(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  # What the SIMD kernels contribute: the same binary with none.
+  add "$plain_label" "rankings aggregate --threads 1, RANKINGS_CPU=portable" "$runs" byte "no SIMD kernel" \
+    "env RANKINGS_CPU=portable $(q "$rankings") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
   add "$plain_label" "rankings aggregate < stdin" "$runs" byte "a pipe: read ahead on a second thread" \
     "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at - < $(q "$plain")"
   add "$plain_label" "rankings aggregate --stats" "$runs" byte "" \
