@@ -131,7 +131,7 @@ static void fragment_checksums_hardware(const uint8_t *block, rk_log_fragment *f
 // streams.
 // x^n mod P, reflected (x^0 is the top bit), for n = 512 + 31 and 512 - 33.
 static const uint64_t fold_512[2] = {0x740EEF02, 0x9E4ADDF8};
-// The same for the lanes' distances to the last, 384, 256 and 128 bits.
+// The same, n = d + 31 and d - 33, for each lane's distance d to the last: 384, 256 and 128 bits.
 static const uint64_t fold_lanes[3][2] = {{0x1C291D04, 0xDDC0152B}, {0x3DA6D0CB, 0xBA4FC28E}, {0xF20C0DFE, 0x493C7D27}};
 
 #define FOLD_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")))
