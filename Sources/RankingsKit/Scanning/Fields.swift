@@ -1,6 +1,9 @@
+import CKernels
+
 /// The members of a `rating_events` line that the job reads; all others are ignored whatever
-/// they contain. A raw value is the field's number in the line kernel too (line_walk.c): its
-/// span is at `2 * rawValue` and `2 * rawValue + 1` of `CapturedFields.spans`.
+/// they contain. A raw value is the field's number in the line kernel too (`RK_FIELD_*` in
+/// schema.h, which LineSchemaTests holds these to): its span is at `2 * rawValue` and
+/// `2 * rawValue + 1` of `CapturedFields.spans`.
 public enum Field: UInt8, Sendable, CaseIterable {
     case none = 0
     /// Top-level keys of a flat record.
@@ -11,7 +14,7 @@ public enum Field: UInt8, Sendable, CaseIterable {
     /// object: `typed(jokeID)` is `fields.joke_id`. Each is `typedOffset` above its flat field.
     case typedJokeID, typedRating, typedTimestamp, typedWeekID, typedDeviceID
 
-    static let typedOffset: UInt8 = 8
+    static let typedOffset = UInt8(RK_FIELD_TYPED_OFFSET)
 
     /// The typed value under the same key, for the flat fields a typed document has (not `id`).
     var typed: Field? {
@@ -79,7 +82,7 @@ public struct FieldSet: OptionSet, Sendable {
 /// past its last. Valid only until the next line is scanned.
 public struct CapturedFields {
     /// How many span pointers `spans` holds: two for each field number below 16.
-    static let spanCount = 32
+    static let spanCount = Int(RK_SPANS)
 
     /// The start of field `f`'s value at `2 f`, the byte after it at `2 f + 1`, as the line
     /// kernel writes them; meaningful only where `found` has bit `f`. Owned by the scanner.
@@ -113,7 +116,7 @@ public struct CapturedFields {
 
     /// Forgets the typed values found so far: a later top-level `fields` replaces them all.
     @inline(__always) mutating func dropTypedValues() {
-        found &= ~(0x1F << UInt32(Field.typedJokeID.rawValue))
+        found &= ~(RK_FIELDS_WITH_TYPED_VALUE << RK_FIELD_TYPED_OFFSET)
     }
 
     /// Whether the field's value (if a string) holds an escape; true when unsure.

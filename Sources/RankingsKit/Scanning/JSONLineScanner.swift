@@ -51,23 +51,23 @@ public struct JSONLineScanner: ~Copyable {
     private let simd: Bool
     /// Which whole-line kernel: 0 the one chosen for this CPU, 1 SSSE3, 2 AVX2, 3 AVX-512 (for tests).
     private let lineKernel: Int32
-    /// The line shapes the AVX-512 kernel has accepted, so that it walks each shape once
-    /// (line_template.c); nil turns them off (for tests).
-    private let kernelTemplates: UnsafeMutablePointer<rk_line_templates>?
+    /// The layouts of lines the AVX-512 kernel has accepted, so that it walks each layout once
+    /// (line_layout.h); nil turns them off (for tests).
+    private let kernelLayouts: UnsafeMutablePointer<rk_line_layouts>?
 
     public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
         self.init(wanted: wanted, simd: simd, lineKernel: 0)
     }
 
-    init(wanted: FieldSet, simd: Bool, lineKernel: Int32, templates: Bool = true) {
+    init(wanted: FieldSet, simd: Bool, lineKernel: Int32, layouts: Bool = true) {
         self.wanted = wanted.union(.ratingOnly).withTypedDocument
         self.simd = simd
         self.lineKernel = lineKernel
-        if templates {
-            kernelTemplates = .allocate(capacity: 1)
-            kernelTemplates!.initialize(to: rk_line_templates())
+        if layouts {
+            kernelLayouts = .allocate(capacity: 1)
+            kernelLayouts!.initialize(to: rk_line_layouts())
         } else {
-            kernelTemplates = nil
+            kernelLayouts = nil
         }
         stack = .allocate(capacity: Self.maxDepth + 2)
         // The line kernel writes the spans it finds straight into the captured fields.
@@ -77,15 +77,13 @@ public struct JSONLineScanner: ~Copyable {
         keyScratch = ByteBuffer(capacity: 64)
     }
 
-    /// Lines the AVX-512 kernel answered from a template without a walk (for tests).
-    var templateHits: UInt64 { kernelTemplates?.pointee.hits ?? 0 }
-    /// Of those, the lines a layout answered (line_layout.c).
-    var layoutHits: UInt64 { kernelTemplates?.pointee.layout_hits ?? 0 }
+    /// Lines the AVX-512 kernel answered from a layout without a walk (for tests).
+    var layoutHits: UInt64 { kernelLayouts?.pointee.hits ?? 0 }
 
     deinit {
         stack.deallocate()
         fields.spans.deallocate()
-        kernelTemplates?.deallocate()
+        kernelLayouts?.deallocate()
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -99,20 +97,13 @@ public struct JSONLineScanner: ~Copyable {
         case malformed
     }
 
-    /// Scans the line that starts at `start`, exactly as `scan(_:)`: `end` is not read (the scan
-    /// stops at the first `\n`, which must be at `end`); the parameter only keeps the
-    /// `[start, end)` shape of older callers.
-    public mutating func scan(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
-        scan(start)
-    }
-
     /// Scans the line that starts at `start` and runs to the first `\n`.
     public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
         if simd && rk_patience_resting(&kernelPatience) == 0 {
             var found: UInt32 = 0
             guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: fields.spans, found: &found,
-                                                 level: lineKernel, templates: kernelTemplates) else {
+                                                 level: lineKernel, layouts: kernelLayouts) else {
                 // Declined: `scanScalar` judges the line.
                 rk_patience_miss(&kernelPatience)
                 return scanScalar(start)
