@@ -12,24 +12,24 @@ import CKernels
 /// are inside a line), not a string byte (control character), not a digit and not a
 /// structural character. So the scanner never needs the line's end, and when it accepts a
 /// line it has found it: `lineEnd`.
-public struct JSONLineScanner: ~Copyable {
+struct JSONLineScanner: ~Copyable {
     /// Deepest nesting accepted; one more level is a malformed line (RFC 8259 lets parsers limit it).
-    public static let maxDepth = 1000
+    static let maxDepth = 1000
 
     /// Which fields to capture: always `Field.jokeID` and `Field.rating`, and what a typed
     /// document needs to give the fields asked for (`FieldSet.withTypedDocument`).
-    public var wanted: FieldSet
+    var wanted: FieldSet
 
     /// What the last failed `scan` found, for the message; `failOffset` counts from the line start.
-    public private(set) var failure: Malformation = .unexpectedEnd
-    public private(set) var failOffset: Int = 0
+    private(set) var failure: Malformation = .unexpectedEnd
+    private(set) var failOffset: Int = 0
     /// Where the last line that was not malformed ended: its first `\n`.
-    public private(set) var lineEnd: UnsafePointer<UInt8>?
+    private(set) var lineEnd: UnsafePointer<UInt8>?
 
     /// Spans of the wanted fields, valid after `scan` returns `.object`. The last occurrence of
     /// a repeated key wins, as the input rules require; a typed value counts only from the
     /// last top-level `fields`.
-    public private(set) var fields: CapturedFields
+    private(set) var fields: CapturedFields
 
     /// One byte per open container: `{` or `[`.
     private let stack: UnsafeMutablePointer<UInt8>
@@ -55,7 +55,7 @@ public struct JSONLineScanner: ~Copyable {
     /// (line_layout.h); nil turns them off (for tests).
     private let kernelLayouts: UnsafeMutablePointer<rk_line_layouts>?
 
-    public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
+    init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
         self.init(wanted: wanted, simd: simd, lineKernel: 0)
     }
 
@@ -86,7 +86,7 @@ public struct JSONLineScanner: ~Copyable {
         kernelLayouts?.deallocate()
     }
 
-    public enum Outcome: Equatable, Sendable {
+    enum Outcome: Equatable, Sendable {
         /// Only spaces, tabs and CRs: skipped, counts as nothing.
         case blank
         /// A valid JSON text whose value is an object; `fields` holds the captured spans.
@@ -98,7 +98,7 @@ public struct JSONLineScanner: ~Copyable {
     }
 
     /// Scans the line that starts at `start` and runs to the first `\n`.
-    public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
+    mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
         if simd && rk_patience_resting(&kernelPatience) == 0 {
             var found: UInt32 = 0
@@ -340,8 +340,7 @@ public struct JSONLineScanner: ~Copyable {
     /// character or non-ASCII; 0 when there are none.
     ///
     /// Plain 64-bit arithmetic (SWAR). A borrow can mark a byte falsely only *above* a true
-    /// mark, so the lowest mark, the only one the caller uses, is always exact. (Swift's
-    /// `SIMD16` mask operations compiled to per-lane loops here and ran 20 times slower.)
+    /// mark, so the lowest mark, the only one the caller uses, is always exact.
     @inline(__always)
     static func specialBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -402,7 +401,7 @@ public enum Malformation: Sendable, Equatable {
     case unterminatedString, controlCharacterInString, badEscape, badUnicodeEscape, invalidUTF8
     case leadingZero, badNumber, badLiteral, tooDeep
 
-    public var message: String {
+    var message: String {
         switch self {
         case .unexpectedEnd: "unexpected end of line"
         case .unexpectedCharacter: "unexpected character"
