@@ -1,9 +1,11 @@
 /// Target 7: the SIMD kernels against the scalar path. The same line goes through
-/// `JSONLineScanner` four times: with no kernel (scalar), with the kernels this CPU runs (the
+/// `JSONLineScanner` five times: with no kernel (scalar), with the kernels this CPU runs (the
 /// whole-line kernel first, then the string kernel for the lines it declines), with the
-/// SSSE3 line kernel (the fallback for CPUs without AVX2), and through a scanner that has just
-/// read the line it was made from (so the AVX-512 kernel's layout of that line answers
-/// wherever the fuzzer's line is laid out alike). Everything the scanner reports must
+/// SSSE3 line kernel (the fallback for CPUs without AVX2), through a scanner that has just
+/// read the line it was made from, and through one that has just read the line itself with
+/// every `0` made a `1` (so the AVX-512 kernel's layout of that line answers wherever the
+/// fuzzer's line is laid out alike, and must refuse it where a `0` now starts a number: `05`
+/// after `15`). Everything the scanner reports must
 /// be identical: the outcome, the reason and byte of a malformation, the line's end and every
 /// captured field's span and escape flag. The first difference aborts.
 ///
@@ -51,8 +53,12 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var ssse3 = JSONLineScanner(wanted: all, simd: true, lineKernel: 1)
     var warmed = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
     for _ in 0..<2 { withPaddedLine(before, garbage: 0) { start, _ in _ = warmed.scan(start) } }
+    var sibling = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    let ones = line.map { $0 == UInt8(ascii: "0") ? UInt8(ascii: "1") : $0 }
+    for _ in 0..<2 { withPaddedLine(ones, garbage: 0) { start, _ in _ = sibling.scan(start) } }
     withPaddedLine(line, garbage: UInt8(size & 0xFF)) { start, _ in
         let a = scalar.scan(start), b = simd.scan(start), c = ssse3.scan(start), d = warmed.scan(start)
+        let e = sibling.scan(start)
         func report(_ s: borrowing JSONLineScanner, _ outcome: JSONLineScanner.Outcome) -> String {
             var text = "\(outcome)"
             if outcome == .malformed { text += " \(s.failure) at \(s.failOffset)" } else {
@@ -70,6 +76,8 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         if ra != rc { mismatch("SSSE3 line kernel", input: line, product: rc, reference: ra) }
         let rd = report(warmed, d)
         if ra != rd { mismatch("line kernel after the layout of another line", input: line, product: rd, reference: ra) }
+        let re = report(sibling, e)
+        if ra != re { mismatch("line kernel after the line with its 0s made 1s", input: line, product: re, reference: ra) }
     }
     return 0
 }
