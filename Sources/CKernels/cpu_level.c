@@ -11,7 +11,7 @@
 // to these lists.
 #define AVX2_FEATURES(X) X("avx2") X("sse4.2")
 #define AVX512_FEATURES(X) \
-    X("avx512f") X("avx512bw") X("avx512vl") X("avx512vbmi2") X("bmi") X("bmi2") X("popcnt") X("pclmul") X("vpclmulqdq")
+    X("avx512f") X("avx512bw") X("avx512vl") X("bmi") X("popcnt") X("pclmul") X("vpclmulqdq")
 #define LISTED(feature) "," feature
 
 int rk_cpu_chosen = RK_CPU_PORTABLE;

@@ -11,7 +11,6 @@
 #define RANKINGS_LINE_INDEX_H
 
 #include <stdint.h>
-#include "line_kernel.h"
 
 /// Longest line the kernel indexes, in 64-byte blocks (1024 bytes); longer lines go to the
 /// scalar scanner, whose string kernel is at its best on them anyway.
@@ -51,11 +50,9 @@ static inline uint64_t prefix_xor(uint64_t x) {
 
 /// Checks block `b` and records it in the index. `in_string` carries the string state: all
 /// ones when the block before ended inside a string. Returns 1 when the line's `\n` is in this
-/// block, 0 to go on to the next block, -1 when the line is one the kernel declines. `strings`
-/// and `line_bits` get the block's string bits and the bits before the `\n`, for the skeleton.
+/// block, 0 to go on to the next block, -1 when the line is one the kernel declines.
 __attribute__((always_inline))
-static inline int index_block(struct line_index *ix, int b, const struct block_bits *k, uint64_t *in_string_carry,
-                              uint64_t *strings, uint64_t *line_bits) {
+static inline int index_block(struct line_index *ix, int b, const struct block_bits *k, uint64_t *in_string_carry) {
     // Bits before the `\n` (all, if it is not in this block), and the `\n`'s own bit.
     uint64_t newline_bit = k->newline & (0 - k->newline);
     uint64_t in_line = newline_bit ? newline_bit - 1 : ~(uint64_t)0;
@@ -71,8 +68,6 @@ static inline int index_block(struct line_index *ix, int b, const struct block_b
         if (k->control & in_line & in_string) return -1;
     }
     ix->closes[b] = k->quote & ~in_string & in_line;
-    *strings = in_string;
-    *line_bits = in_line;
     if (newline_bit) {
         ix->newline = 64 * b + __builtin_ctzll(newline_bit);
         return 1;
@@ -80,40 +75,8 @@ static inline int index_block(struct line_index *ix, int b, const struct block_b
     return 0;
 }
 
-/// A line's skeleton (AVX-512 only, line_kernel.c): its bytes with every value string cut to
-/// its opening quote and every run of digits outside strings to one `0`. Two lines with the
-/// same skeleton have the same grammar outside their strings (line_template.c says why), so a
-/// line whose skeleton is one the walk has accepted needs no walk.
-struct line_skeleton {
-    /// Bit i of word b: byte 64 * b + i of the line is in the skeleton.
-    uint64_t kept[LINE_MAX_BLOCKS];
-    /// Its length, and the bytes (64 more for the last block's full-width store).
-    int length;
-    /// Set when a number starts with a 0 followed by a digit (`01`, also `1.05`): a skeleton
-    /// does not show that, so such a line is left to the walk.
-    int leading_zero;
-    uint8_t bytes[64 * LINE_MAX_BLOCKS + 64];
-};
-
 /// Stage 2 (line_walk.c): the line's grammar, byte by byte outside its strings.
 const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, uint32_t wanted,
                             const uint8_t **spans, uint32_t *found);
-
-/// The walk behind a scanner's templates (line_template.c): a line whose skeleton matches a
-/// template gets that template's fields without a walk; any other line is walked, and when
-/// the walk accepts it, its shape becomes a template.
-const uint8_t *rk_walk_line_templated(const uint8_t *line, const struct line_index *ix, const struct line_skeleton *sk,
-                                      uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                                      rk_line_templates *templates);
-
-/// Layouts (line_layout.c): the line's `\n` when it matches the layout of an earlier line of
-/// its length (spans and `*found` written as for that line), else NULL having decided nothing.
-const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                              rk_line_templates *templates);
-
-/// Makes the layout of a line the templates accepted (its `\n` at `newline`, its spans and
-/// fields as they gave them), in the slot of its length.
-void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const uint8_t *const *spans,
-                        uint32_t found, rk_line_templates *templates);
 
 #endif

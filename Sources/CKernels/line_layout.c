@@ -1,40 +1,40 @@
-// Layouts: a cheaper stand-in for the templates (line_template.c) when a line has the same
-// bytes as an earlier one wherever its structure is. An export's lines mostly have the same
-// keys in the same order and ids of fixed length, so they differ only in what their value
-// strings hold and in their digits. Matching such a line takes a few compares per 64 bytes;
-// its skeleton takes a byte compress and the template compare after it.
+// Layouts: the walk (line_walk.c) done once per line layout instead of once per line. An
+// export's lines, and the fetch hook's typed lines, mostly have the same keys in the same
+// order and ids of fixed length, so they differ only in what their value strings hold and in
+// their digits; matching such a line takes a few compares per 64 bytes.
 //
-// Why a layout match may stand in for the templates. A layout is made from a line L0 the
-// templates accepted, with L0's spans. A line L of the same length matches it when L has its
-// quotes exactly where L0 has them, the same bytes as L0 everywhere but inside value strings
-// (strings whose opening quote follows a colon) and at digits outside strings, a digit wherever
-// L0 has such a digit, no `0` where L0 has the first digit of a run of two or more, no
-// backslash or non-ASCII byte, and no control character before its `\n` but where it equals
-// L0 (which, L0 having passed stage 1, is outside strings). Then L's strings are L0's (the
-// same quotes, and no backslash to move a boundary), outside them L is L0 but for the values
-// of digits in the same runs, and no run of two or more digits starts with a `0`: so L's
-// skeleton (line_index.h) is L0's, its `leading_zero` is clear, and its stage 1 would pass (no
-// backslash, no control character in a string, ASCII only). That is exactly when a template
-// made from L0's skeleton would answer for L, with spans at the same offsets as L0's (so it
-// holds too when L0's skeleton was too long for a template and the walk accepted L0: the walk
-// answers alike for lines of one skeleton, line_template.c).
+// Why a layout match may stand in for stage 1 and the walk. A layout is made from a line L0 the
+// walk accepted, with L0's spans. A line L of the same length matches it when L has its quotes
+// exactly where L0 has them, the same bytes as L0 everywhere but inside value strings (strings
+// whose opening quote follows a colon) and at digits outside strings, a digit wherever L0 has
+// such a digit, no `0` where L0 has the first digit of a run of two or more, no backslash or
+// non-ASCII byte, and no control character before its `\n` but where it equals L0 (which, L0
+// having passed stage 1, is outside strings). Then stage 1 passes L: no backslash, ASCII only,
+// and its strings are L0's (the same quotes, no backslash to move a boundary), so no control
+// character sits in one. Outside its strings L is L0 but for the values of digits in the same
+// runs, and its keys are L0's. The walk never looks inside a string, reads keys and the bytes
+// outside strings, and of a run of digits judges only whether it is one, and whether a `0`
+// starts a run of two or more (a line with that is never made a layout, and L has no `0`
+// there). So the walk accepts L as it accepted L0, with its spans at the same offsets.
 #include <string.h>
 
 #include "line_index.h"
+#include "line_layout.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define LAYOUT_TARGET "avx512f,avx512bw,avx512vl,bmi,popcnt"
+#define LAYOUT_TARGET "avx512f,avx512bw,avx512vl,popcnt"
 
 /// Lines no layout answered that go by after a layout is made before another may be: lines of
-/// ever new layouts cost one extra pass over one line in 64, at most.
-#define LAYOUT_WAIT 64
+/// ever new layouts pay the pass that makes one on one line in 8 at most. Fewer than the
+/// misses that rest layouts, so each round of tries can make one.
+#define LAYOUT_WAIT (RK_PATIENCE_MISSES / 2)
 
 /// The slot holding layouts of lines with their `\n` at `newline`, or -1.
-static int slot_of(const rk_line_templates *templates, int newline, uint32_t wanted) {
+static int slot_of(const rk_line_layouts *layouts, int newline, uint32_t wanted) {
     for (int i = 0; i < RK_LAYOUTS; i++) {
-        const rk_line_layout *l = &templates->layouts[i];
+        const rk_line_layout *l = &layouts->slots[i];
         if (l->length == (uint32_t)newline + 1 && l->wanted == wanted) return i;
     }
     return -1;
@@ -42,7 +42,7 @@ static int slot_of(const rk_line_templates *templates, int newline, uint32_t wan
 
 __attribute__((target(LAYOUT_TARGET)))
 const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                              rk_line_templates *templates) {
+                              rk_line_layouts *layouts) {
     const __m512i newline_char = _mm512_set1_epi8('\n');
     int newline = -1;
     for (int b = 0; b < RK_LAYOUT_BLOCKS; b++) {
@@ -53,9 +53,9 @@ const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_
         }
     }
     if (newline < 0) return NULL;
-    int slot = slot_of(templates, newline, wanted);
+    int slot = slot_of(layouts, newline, wanted);
     if (slot < 0) return NULL;
-    const rk_line_layout *l = &templates->layouts[slot];
+    const rk_line_layout *l = &layouts->slots[slot];
     const __m512i quote = _mm512_set1_epi8('"'), backslash = _mm512_set1_epi8('\\');
     const __m512i control_max = _mm512_set1_epi8(0x1F), zero_char = _mm512_set1_epi8('0'), ten = _mm512_set1_epi8(10);
     int last = newline >> 6;
@@ -85,18 +85,17 @@ const uint8_t *rk_layout_scan(const uint8_t *line, uint32_t wanted, const uint8_
 }
 
 void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const uint8_t *const *spans,
-                        uint32_t found, rk_line_templates *templates) {
-    if (templates->layout_wait > 0) {
-        templates->layout_wait--;
+                        uint32_t found, rk_line_layouts *layouts) {
+    if (layouts->wait > 0) {
+        layouts->wait--;
         return;
     }
     if (newline < 0 || newline >= RK_LAYOUT_BLOCKS * 64 || (found >> (RK_SPANS / 2)) != 0) return;
     // Made aside, so that a line that cannot have one (`1.05`) leaves the slot's layout be;
     // waited for either way, as the pass over the line is paid either way.
-    templates->layout_wait = LAYOUT_WAIT;
+    layouts->wait = LAYOUT_WAIT;
     rk_line_layout made = {0};
-    // The templates or the walk accepted the line, so it has no backslash: every quote opens
-    // or closes a string.
+    // The walk accepted the line, so it has no backslash: every quote opens or closes a string.
     int in_string = 0, in_value = 0;
     for (int i = 0; i <= newline; i++) {
         uint8_t c = line[i];
@@ -112,7 +111,7 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
         } else if (is_digit(c)) {
             made.digits[b] |= bit;
             if ((i == 0 || !is_digit(line[i - 1])) && i < newline && is_digit(line[i + 1])) {
-                // A line its own layout would refuse (`1.05`): the templates have none either.
+                // A line its own layout would refuse (`1.05`): the walk must judge such runs.
                 if (c == '0') return;
                 made.lead[b] |= bit;
             }
@@ -132,12 +131,12 @@ void rk_layout_remember(const uint8_t *line, int newline, uint32_t wanted, const
     made.wanted = wanted;
     made.found = found;
     made.length = (uint32_t)newline + 1;
-    int slot = slot_of(templates, newline, wanted);
+    int slot = slot_of(layouts, newline, wanted);
     if (slot < 0) {
-        slot = (int)templates->layout_next;
-        templates->layout_next = (templates->layout_next + 1) % RK_LAYOUTS;
+        slot = (int)layouts->next;
+        layouts->next = (layouts->next + 1) % RK_LAYOUTS;
     }
-    templates->layouts[slot] = made;
+    layouts->slots[slot] = made;
 }
 
 #endif

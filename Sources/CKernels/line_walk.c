@@ -5,6 +5,7 @@
 // leaves every other line to the scanner, so reasons and offsets stay the scanner's own.
 #include <string.h>
 #include "line_index.h"
+#include "schema.h"
 
 /// Deeper nesting is left to the scalar scanner (which allows 1000 levels).
 #define WALK_MAX_DEPTH 64
@@ -70,16 +71,11 @@ static inline const uint8_t *number_end(const uint8_t *p) {
 #define WORD(a, b, c, d, e, f, g, h) ((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 \
     | (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
 
-/// Field numbers (Field's raw values in Fields.swift) of a typed document's top-level keys,
-/// and how far above its flat field a typed value under a key of `fields` is numbered.
-#define FIELD_NAME 7
-#define FIELD_FIELDS 8
-#define TYPED_OFFSET 8
-/// The flat fields a typed document has (joke_id ... device_id, not id).
-#define TYPED_FLAT_FIELDS 0x3Eu
-
-/// The length of each field's key, by Field's raw value.
-static const uint8_t key_length[9] = {0, 7, 6, 9, 7, 9, 2, 4, 6};
+/// The length of each top-level key the walk reads, by field number.
+static const uint8_t key_length[RK_FIELD_FIELDS + 1] = {
+    [RK_FIELD_JOKE_ID] = 7, [RK_FIELD_RATING] = 6, [RK_FIELD_TIMESTAMP] = 9, [RK_FIELD_WEEK_ID] = 7,
+    [RK_FIELD_DEVICE_ID] = 9, [RK_FIELD_EVENT_ID] = 2, [RK_FIELD_NAME] = 4, [RK_FIELD_FIELDS] = 6,
+};
 
 /// The field a top-level key names, or 0. Reads 9 bytes from `key`: at least its closing
 /// quote, a colon, a value, a `}` and the `\n` follow it.
@@ -87,17 +83,19 @@ static inline uint32_t field_named(const uint8_t *key, long n) {
     uint64_t w;
     memcpy(&w, key, 8);
     switch (n) {
-    case 2: return (w & 0xFFFF) == WORD('i', 'd', 0, 0, 0, 0, 0, 0) ? 6 : 0;
-    case 4: return (w & 0xFFFFFFFF) == WORD('n', 'a', 'm', 'e', 0, 0, 0, 0) ? FIELD_NAME : 0;
+    case 2: return (w & 0xFFFF) == WORD('i', 'd', 0, 0, 0, 0, 0, 0) ? RK_FIELD_EVENT_ID : 0;
+    case 4: return (w & 0xFFFFFFFF) == WORD('n', 'a', 'm', 'e', 0, 0, 0, 0) ? RK_FIELD_NAME : 0;
     case 6:
         w &= 0xFFFFFFFFFFFF;
-        return w == WORD('r', 'a', 't', 'i', 'n', 'g', 0, 0) ? 2 : w == WORD('f', 'i', 'e', 'l', 'd', 's', 0, 0) ? FIELD_FIELDS : 0;
+        if (w == WORD('r', 'a', 't', 'i', 'n', 'g', 0, 0)) return RK_FIELD_RATING;
+        return w == WORD('f', 'i', 'e', 'l', 'd', 's', 0, 0) ? RK_FIELD_FIELDS : 0;
     case 7:
         w &= 0xFFFFFFFFFFFFFF;
-        return w == WORD('j', 'o', 'k', 'e', '_', 'i', 'd', 0) ? 1 : w == WORD('w', 'e', 'e', 'k', '_', 'i', 'd', 0) ? 4 : 0;
+        if (w == WORD('j', 'o', 'k', 'e', '_', 'i', 'd', 0)) return RK_FIELD_JOKE_ID;
+        return w == WORD('w', 'e', 'e', 'k', '_', 'i', 'd', 0) ? RK_FIELD_WEEK_ID : 0;
     case 9:
-        if (w == WORD('d', 'e', 'v', 'i', 'c', 'e', '_', 'i')) return key[8] == 'd' ? 5 : 0;
-        return w == WORD('t', 'i', 'm', 'e', 's', 't', 'a', 'm') && key[8] == 'p' ? 3 : 0;
+        if (w == WORD('d', 'e', 'v', 'i', 'c', 'e', '_', 'i')) return key[8] == 'd' ? RK_FIELD_DEVICE_ID : 0;
+        return w == WORD('t', 'i', 'm', 'e', 's', 't', 'a', 'm') && key[8] == 'p' ? RK_FIELD_TIMESTAMP : 0;
     default: return 0;
     }
 }
@@ -119,9 +117,9 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
     // Bit n set when a wanted field's key is n bytes long; the same for the keys of `fields`
     // whose typed values are wanted.
     uint32_t lengths = 0, typed_lengths = 0;
-    for (uint32_t field = 1; field <= FIELD_FIELDS; field++) {
+    for (uint32_t field = 1; field <= RK_FIELD_FIELDS; field++) {
         if ((wanted >> field) & 1) lengths |= (uint32_t)1 << key_length[field];
-        if ((TYPED_FLAT_FIELDS >> field) & 1 && (wanted >> (field + TYPED_OFFSET)) & 1)
+        if ((RK_FIELDS_WITH_TYPED_VALUE >> field) & 1 && (wanted >> (field + RK_FIELD_TYPED_OFFSET)) & 1)
             typed_lengths |= (uint32_t)1 << key_length[field];
     }
     // Bit d set when the container at depth d is an array.
@@ -147,11 +145,11 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
                 uint32_t field = n < 16 && (lengths >> n) & 1 ? field_named(p + 1, n) : 0;
                 pending = (wanted >> field) & 1 ? field : 0;
                 // The last `fields` is the document's: typed values found before it are not.
-                if (pending == FIELD_FIELDS) seen &= ~((TYPED_FLAT_FIELDS) << TYPED_OFFSET);
+                if (pending == RK_FIELD_FIELDS) seen &= ~(RK_FIELDS_WITH_TYPED_VALUE << RK_FIELD_TYPED_OFFSET);
             } else if (depth == 2 && in_fields) {
                 long n = end - p - 1;
                 uint32_t field = n < 16 && (typed_lengths >> n) & 1 ? field_named(p + 1, n) : 0;
-                field = (TYPED_FLAT_FIELDS >> field) & 1 ? field + TYPED_OFFSET : 0;
+                field = (RK_FIELDS_WITH_TYPED_VALUE >> field) & 1 ? field + RK_FIELD_TYPED_OFFSET : 0;
                 typed_pending = (wanted >> field) & 1 ? field : 0;
             }
             // Compact lines (what exports write) take the first branch only.
@@ -175,7 +173,7 @@ const uint8_t *rk_walk_line(const uint8_t *line, const struct line_index *ix, ui
         } else if (*p == '{' || *p == '[') {
             if (depth == WALK_MAX_DEPTH - 1) return NULL;
             depth++;
-            if (depth == 2) in_fields = *p == '{' && pending == FIELD_FIELDS;
+            if (depth == 2) in_fields = *p == '{' && pending == RK_FIELD_FIELDS;
             if (*p == '[') {
                 arrays |= (uint64_t)1 << depth;
                 p = skip_space(p + 1);

@@ -1,9 +1,8 @@
 // The string-skipping kernels behind JSONLineScanner: classify a block of bytes at a time
-// (quote, backslash, control character, non-ASCII) and validate the UTF-8 in it with three
-// nibble-indexed lookup tables, after the method of Keiser and Lemire ("Validating UTF-8 in
-// less than one instruction per byte", 2021) that simdjson uses. Written for our contract: the
-// scalar step in Swift stays the only place that decides anything about a byte it stops at,
-// so every message and offset is the scalar path's by construction.
+// (quote, backslash, control character, non-ASCII) and validate the UTF-8 in it (utf8_lookup.h).
+// Written for our contract: the scalar step in Swift stays the only place that decides
+// anything about a byte it stops at, so every message and offset is the scalar path's by
+// construction.
 #include "scan_kernels.h"
 
 #if defined(__x86_64__)
@@ -29,10 +28,6 @@ static inline int ends_unfinished(const uint8_t *start, const uint8_t *q) {
 
 __attribute__((target("avx2")))
 static const uint8_t *skip_avx2(const uint8_t *start) {
-    const __m256i prev_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_high));
-    const __m256i prev_low = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_low));
-    const __m256i input_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_input_high));
-    const __m256i nibble = _mm256_set1_epi8(0x0F);
     const __m256i quote = _mm256_set1_epi8('"');
     const __m256i backslash = _mm256_set1_epi8('\\');
     const __m256i control_max = _mm256_set1_epi8(0x1F);
@@ -52,20 +47,7 @@ static const uint8_t *skip_avx2(const uint8_t *start) {
             q += 32;
             continue;
         }
-        // The 1, 2 and 3 bytes before each byte of the block, across the block boundary.
-        __m256i carried = _mm256_permute2x128_si256(prev, v, 0x21);
-        __m256i prev1 = _mm256_alignr_epi8(v, carried, 15);
-        __m256i prev2 = _mm256_alignr_epi8(v, carried, 14);
-        __m256i prev3 = _mm256_alignr_epi8(v, carried, 13);
-        __m256i found = _mm256_and_si256(_mm256_and_si256(
-            _mm256_shuffle_epi8(prev_high, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nibble)),
-            _mm256_shuffle_epi8(prev_low, _mm256_and_si256(prev1, nibble))),
-            _mm256_shuffle_epi8(input_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)));
-        // Second and third continuations are the only pairs of continuations allowed.
-        __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((char)(0xE0 - 0x80)));
-        __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((char)(0xF0 - 0x80)));
-        __m256i must_continue = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8((char)0x80));
-        __m256i error = _mm256_xor_si256(must_continue, found);
+        __m256i error = utf8_errors_avx2(prev, v);
         uint32_t bad = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(error, _mm256_setzero_si256()));
         if (special) {
             uint32_t upto = special & -special; // the first special byte

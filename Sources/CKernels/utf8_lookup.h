@@ -1,6 +1,9 @@
-// The UTF-8 lookup tables shared by the string kernel (scan_kernels.c) and the line kernel
-// (line_kernel.c): Keiser and Lemire's method ("Validating UTF-8 in less than one instruction
-// per byte", 2021), as simdjson's stage 1 uses it. Internal to CKernels (not in include/).
+// The one UTF-8 check of the C kernels (the string kernel, scan_kernels.c, and the line
+// kernel, line_kernel.c): Keiser and Lemire's method ("Validating UTF-8 in less than one
+// instruction per byte", 2021), as simdjson's stage 1 uses it. Three nibble-indexed tables
+// flag each byte pair that cannot occur in well-formed UTF-8 (Unicode table 3-7); the second
+// and third continuations of a sequence are found from the bytes two and three back. Internal
+// to CKernels (not in include/); any kernel here that validates UTF-8 includes this.
 #ifndef RANKINGS_UTF8_LOOKUP_H
 #define RANKINGS_UTF8_LOOKUP_H
 
@@ -45,5 +48,33 @@
 static const uint8_t utf8_prev_high[16] = {TABLE_PREV_HIGH};
 static const uint8_t utf8_prev_low[16] = {TABLE_PREV_LOW};
 static const uint8_t utf8_input_high[16] = {TABLE_INPUT_HIGH};
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/// Non-zero bytes where `v`, with `prev` the 32 bytes before it, is not well-formed UTF-8 (a
+/// sequence still open at the end of `v` is not an error yet: the next block decides).
+__attribute__((target("avx2")))
+static inline __m256i utf8_errors_avx2(__m256i prev, __m256i v) {
+    const __m256i prev_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_high));
+    const __m256i prev_low = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_prev_low));
+    const __m256i input_high = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)utf8_input_high));
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    // The 1, 2 and 3 bytes before each byte of `v`, across the boundary with `prev`.
+    __m256i carried = _mm256_permute2x128_si256(prev, v, 0x21);
+    __m256i prev1 = _mm256_alignr_epi8(v, carried, 15);
+    __m256i prev2 = _mm256_alignr_epi8(v, carried, 14);
+    __m256i prev3 = _mm256_alignr_epi8(v, carried, 13);
+    __m256i found = _mm256_and_si256(_mm256_and_si256(
+        _mm256_shuffle_epi8(prev_high, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), nibble)),
+        _mm256_shuffle_epi8(prev_low, _mm256_and_si256(prev1, nibble))),
+        _mm256_shuffle_epi8(input_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)));
+    // Second and third continuations are the only pairs of continuations allowed.
+    __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((char)(0xE0 - 0x80)));
+    __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((char)(0xF0 - 0x80)));
+    __m256i must_continue = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8((char)0x80));
+    return _mm256_xor_si256(must_continue, found);
+}
+#endif
 
 #endif

@@ -21,7 +21,7 @@ public struct LineMigrator: LineConsumer, ~Copyable {
     public mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
         // The same rules, and so the same verdicts and messages, as `rankings aggregate`.
         let value: Double
-        switch validator.judge(start, end) {
+        switch validator.judge(start) {
         case .blank: return // not an event: nothing to carry over to the binary scale
         case .bad(let why): return bad(number, why.message)
         case .valid(_, let rating): value = rating

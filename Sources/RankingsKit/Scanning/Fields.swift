@@ -1,7 +1,10 @@
+import CKernels
+
 /// The members of a `rating_events` line that the job reads; all others are ignored whatever
-/// they contain. A raw value is the field's number in the line kernel too (line_walk.c): its
-/// span is at `2 * rawValue` and `2 * rawValue + 1` of `CapturedFields.spans`.
-public enum Field: UInt8, Sendable, CaseIterable {
+/// they contain. A raw value is the field's number in the line kernel too (`RK_FIELD_*` in
+/// schema.h, which LineSchemaTests holds these to): its span is at `2 * rawValue` and
+/// `2 * rawValue + 1` of `CapturedFields.spans`.
+enum Field: UInt8, Sendable, CaseIterable {
     case none = 0
     /// Top-level keys of a flat record.
     case jokeID, rating, timestamp, weekID, deviceID, eventID
@@ -11,7 +14,7 @@ public enum Field: UInt8, Sendable, CaseIterable {
     /// object: `typed(jokeID)` is `fields.joke_id`. Each is `typedOffset` above its flat field.
     case typedJokeID, typedRating, typedTimestamp, typedWeekID, typedDeviceID
 
-    static let typedOffset: UInt8 = 8
+    static let typedOffset = UInt8(RK_FIELD_TYPED_OFFSET)
 
     /// The typed value under the same key, for the flat fields a typed document has (not `id`).
     var typed: Field? {
@@ -21,12 +24,12 @@ public enum Field: UInt8, Sendable, CaseIterable {
 }
 
 /// Which fields a run needs; the scanner captures only these, so a plain run pays for few.
-public struct FieldSet: OptionSet, Sendable {
-    public let rawValue: UInt16
-    public init(rawValue: UInt16) { self.rawValue = rawValue }
-    public init(_ field: Field) { rawValue = field == .none ? 0 : 1 << field.rawValue }
+struct FieldSet: OptionSet, Sendable {
+    let rawValue: UInt16
+    init(rawValue: UInt16) { self.rawValue = rawValue }
+    init(_ field: Field) { rawValue = field == .none ? 0 : 1 << field.rawValue }
 
-    public static let ratingOnly: FieldSet = [FieldSet(.jokeID), FieldSet(.rating)]
+    static let ratingOnly: FieldSet = [FieldSet(.jokeID), FieldSet(.rating)]
 
     /// These fields, and what a typed document needs to give the same ones: its `name` and
     /// `fields`, and the typed value of each.
@@ -39,7 +42,7 @@ public struct FieldSet: OptionSet, Sendable {
     }
 
     @inline(__always)
-    public func contains(_ field: Field) -> Bool { field != .none && rawValue & (1 << field.rawValue) != 0 }
+    func contains(_ field: Field) -> Bool { field != .none && rawValue & (1 << field.rawValue) != 0 }
 
     /// The wanted top-level field spelled by `key` (already unescaped), or `.none`.
     @inline(__always)
@@ -77,9 +80,9 @@ public struct FieldSet: OptionSet, Sendable {
 
 /// Where each captured field's value sits in the current line: from its first byte to just
 /// past its last. Valid only until the next line is scanned.
-public struct CapturedFields {
+struct CapturedFields {
     /// How many span pointers `spans` holds: two for each field number below 16.
-    static let spanCount = 32
+    static let spanCount = Int(RK_SPANS)
 
     /// The start of field `f`'s value at `2 f`, the byte after it at `2 f + 1`, as the line
     /// kernel writes them; meaningful only where `found` has bit `f`. Owned by the scanner.
@@ -113,16 +116,16 @@ public struct CapturedFields {
 
     /// Forgets the typed values found so far: a later top-level `fields` replaces them all.
     @inline(__always) mutating func dropTypedValues() {
-        found &= ~(0x1F << UInt32(Field.typedJokeID.rawValue))
+        found &= ~(RK_FIELDS_WITH_TYPED_VALUE << RK_FIELD_TYPED_OFFSET)
     }
 
     /// Whether the field's value (if a string) holds an escape; true when unsure.
-    @inline(__always) public func isEscaped(_ field: Field) -> Bool {
+    @inline(__always) func isEscaped(_ field: Field) -> Bool {
         escapedStrings & (1 << field.rawValue) != 0
     }
 
     /// The raw JSON text of the field's value, or nil when the record lacks it.
-    @inline(__always) public subscript(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
+    @inline(__always) subscript(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
         guard field != .none, found & (1 << field.rawValue) != 0 else { return nil }
         let s = spans[2 &* Int(field.rawValue)]!
         return UnsafeBufferPointer(start: s, count: spans[2 &* Int(field.rawValue) &+ 1]! - s)

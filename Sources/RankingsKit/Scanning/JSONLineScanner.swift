@@ -12,24 +12,24 @@ import CKernels
 /// are inside a line), not a string byte (control character), not a digit and not a
 /// structural character. So the scanner never needs the line's end, and when it accepts a
 /// line it has found it: `lineEnd`.
-public struct JSONLineScanner: ~Copyable {
+struct JSONLineScanner: ~Copyable {
     /// Deepest nesting accepted; one more level is a malformed line (RFC 8259 lets parsers limit it).
-    public static let maxDepth = 1000
+    static let maxDepth = 1000
 
     /// Which fields to capture: always `Field.jokeID` and `Field.rating`, and what a typed
     /// document needs to give the fields asked for (`FieldSet.withTypedDocument`).
-    public var wanted: FieldSet
+    var wanted: FieldSet
 
     /// What the last failed `scan` found, for the message; `failOffset` counts from the line start.
-    public private(set) var failure: Malformation = .unexpectedEnd
-    public private(set) var failOffset: Int = 0
+    private(set) var failure: Malformation = .unexpectedEnd
+    private(set) var failOffset: Int = 0
     /// Where the last line that was not malformed ended: its first `\n`.
-    public private(set) var lineEnd: UnsafePointer<UInt8>?
+    private(set) var lineEnd: UnsafePointer<UInt8>?
 
     /// Spans of the wanted fields, valid after `scan` returns `.object`. The last occurrence of
     /// a repeated key wins, as the input rules require; a typed value counts only from the
     /// last top-level `fields`.
-    public private(set) var fields: CapturedFields
+    private(set) var fields: CapturedFields
 
     /// One byte per open container: `{` or `[`.
     private let stack: UnsafeMutablePointer<UInt8>
@@ -51,23 +51,23 @@ public struct JSONLineScanner: ~Copyable {
     private let simd: Bool
     /// Which whole-line kernel: 0 the process's (cpu_level.h), or `RK_CPU_AVX2` / `RK_CPU_AVX512` (for tests).
     private let lineKernel: Int32
-    /// The line shapes the AVX-512 kernel has accepted, so that it walks each shape once
-    /// (line_template.c); nil turns them off (for tests).
-    private let kernelTemplates: UnsafeMutablePointer<rk_line_templates>?
+    /// The layouts of lines the AVX-512 kernel has accepted, so that it walks each layout once
+    /// (line_layout.h); nil turns them off (for tests).
+    private let kernelLayouts: UnsafeMutablePointer<rk_line_layouts>?
 
-    public init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
+    init(wanted: FieldSet = .ratingOnly, simd: Bool = ScanKernels.enabled) {
         self.init(wanted: wanted, simd: simd, lineKernel: 0)
     }
 
-    init(wanted: FieldSet, simd: Bool, lineKernel: Int32, templates: Bool = true) {
+    init(wanted: FieldSet, simd: Bool, lineKernel: Int32, layouts: Bool = true) {
         self.wanted = wanted.union(.ratingOnly).withTypedDocument
         self.simd = simd
         self.lineKernel = lineKernel
-        if templates {
-            kernelTemplates = .allocate(capacity: 1)
-            kernelTemplates!.initialize(to: rk_line_templates())
+        if layouts {
+            kernelLayouts = .allocate(capacity: 1)
+            kernelLayouts!.initialize(to: rk_line_layouts())
         } else {
-            kernelTemplates = nil
+            kernelLayouts = nil
         }
         stack = .allocate(capacity: Self.maxDepth + 2)
         // The line kernel writes the spans it finds straight into the captured fields.
@@ -77,18 +77,16 @@ public struct JSONLineScanner: ~Copyable {
         keyScratch = ByteBuffer(capacity: 64)
     }
 
-    /// Lines the AVX-512 kernel answered from a template without a walk (for tests).
-    var templateHits: UInt64 { kernelTemplates?.pointee.hits ?? 0 }
-    /// Of those, the lines a layout answered (line_layout.c).
-    var layoutHits: UInt64 { kernelTemplates?.pointee.layout_hits ?? 0 }
+    /// Lines the AVX-512 kernel answered from a layout without a walk (for tests).
+    var layoutHits: UInt64 { kernelLayouts?.pointee.hits ?? 0 }
 
     deinit {
         stack.deallocate()
         fields.spans.deallocate()
-        kernelTemplates?.deallocate()
+        kernelLayouts?.deallocate()
     }
 
-    public enum Outcome: Equatable, Sendable {
+    enum Outcome: Equatable, Sendable {
         /// Only spaces, tabs and CRs: skipped, counts as nothing.
         case blank
         /// A valid JSON text whose value is an object; `fields` holds the captured spans.
@@ -99,20 +97,13 @@ public struct JSONLineScanner: ~Copyable {
         case malformed
     }
 
-    /// Scans the line that starts at `start`, exactly as `scan(_:)`: `end` is not read (the scan
-    /// stops at the first `\n`, which must be at `end`); the parameter only keeps the
-    /// `[start, end)` shape of older callers.
-    public mutating func scan(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Outcome {
-        scan(start)
-    }
-
     /// Scans the line that starts at `start` and runs to the first `\n`.
-    public mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
+    mutating func scan(_ start: UnsafePointer<UInt8>) -> Outcome {
         fields.reset()
         if simd && rk_patience_resting(&kernelPatience) == 0 {
             var found: UInt32 = 0
             guard let end = ScanKernels.scanLine(start, wanted: wanted, spans: fields.spans, found: &found,
-                                                 level: lineKernel, templates: kernelTemplates) else {
+                                                 level: lineKernel, layouts: kernelLayouts) else {
                 // Declined: `scanScalar` judges the line.
                 rk_patience_miss(&kernelPatience)
                 return scanScalar(start)
@@ -349,8 +340,7 @@ public struct JSONLineScanner: ~Copyable {
     /// character or non-ASCII; 0 when there are none.
     ///
     /// Plain 64-bit arithmetic (SWAR). A borrow can mark a byte falsely only *above* a true
-    /// mark, so the lowest mark, the only one the caller uses, is always exact. (Swift's
-    /// `SIMD16` mask operations compiled to per-lane loops here and ran 20 times slower.)
+    /// mark, so the lowest mark, the only one the caller uses, is always exact.
     @inline(__always)
     static func specialBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -411,7 +401,7 @@ public enum Malformation: Sendable, Equatable {
     case unterminatedString, controlCharacterInString, badEscape, badUnicodeEscape, invalidUTF8
     case leadingZero, badNumber, badLiteral, tooDeep
 
-    public var message: String {
+    var message: String {
         switch self {
         case .unexpectedEnd: "unexpected end of line"
         case .unexpectedCharacter: "unexpected character"

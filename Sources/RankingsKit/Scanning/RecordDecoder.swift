@@ -10,7 +10,7 @@ public enum InvalidRecord: Error, Sendable, Equatable {
     /// A typed document whose `name` is not a Firestore document path.
     case badDocumentName
 
-    public var message: String {
+    var message: String {
         switch self {
         case .notObject: "the line is not a JSON object"
         case .missingJokeID: "no joke_id"
@@ -30,28 +30,28 @@ public enum InvalidRecord: Error, Sendable, Equatable {
 }
 
 /// What the ratings app calls a vote: the rating's kind, from the value on either scale.
-public enum RatingKind: UInt8, Sendable {
+enum RatingKind: UInt8, Sendable {
     case horrible, neutral, hilarious
 
     /// 4–5 is Hilarious, 1–2 Horrible, anything strictly between is a neutral vote.
-    @inline(__always) public init(_ value: Double) {
+    @inline(__always) init(_ value: Double) {
         self = value >= 4 ? .hilarious : value <= 2 ? .horrible : .neutral
     }
 }
 
 /// Reads `joke_id` and `rating` out of a scanned line without building strings.
-public struct RecordDecoder: ~Copyable {
+struct RecordDecoder: ~Copyable {
     /// Unescaped joke id when the raw one has escapes; reused line after line.
     private var idScratch = ByteBuffer(capacity: 256)
     /// NUL-terminated number text for `strtod`.
     private var numberScratch = ByteBuffer(capacity: 64)
 
-    public init() {}
+    init() {}
 
     /// The joke id's bytes after unescaping; points into the line or into scratch storage,
     /// valid until the next call.
     @inline(__always)
-    public mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?, escaped: Bool = true) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
+    mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?, escaped: Bool = true) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
         guard let raw else { return .failure(.missingJokeID) }
         guard raw[0] == UInt8(ascii: "\"") else { return .failure(.jokeIDNotString) }
         let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
@@ -66,7 +66,7 @@ public struct RecordDecoder: ~Copyable {
 
     /// The rating as an IEEE double, checked against 1...5.
     @inline(__always)
-    public mutating func rating(_ raw: UnsafeBufferPointer<UInt8>?) -> Result<Double, InvalidRecord> {
+    mutating func rating(_ raw: UnsafeBufferPointer<UInt8>?) -> Result<Double, InvalidRecord> {
         guard let raw else { return .failure(.missingRating) }
         let c = raw[0]
         // The common case by far: a single digit.
@@ -91,7 +91,7 @@ public struct RecordDecoder: ~Copyable {
     /// The unescaped bytes of a string field (`device_id`, `id`, `week_id`); nil when the
     /// field is missing or not a string. Valid until the next call for the same field.
     @inline(__always)
-    public mutating func string(_ raw: UnsafeBufferPointer<UInt8>?, slot: Field, escaped: Bool = true) -> UnsafeBufferPointer<UInt8>? {
+    mutating func string(_ raw: UnsafeBufferPointer<UInt8>?, slot: Field, escaped: Bool = true) -> UnsafeBufferPointer<UInt8>? {
         guard let raw, raw[0] == UInt8(ascii: "\"") else { return nil }
         let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
         if !escaped || inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return inner }
@@ -109,7 +109,7 @@ public struct RecordDecoder: ~Copyable {
     }
 
     /// The event's instant, or nil when `raw` is none of the readable timestamp forms.
-    public mutating func timestamp(_ raw: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+    mutating func timestamp(_ raw: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         TimestampField.decode(raw, scratch: &timestampScratch)
     }
 

@@ -10,7 +10,7 @@ public enum BadRecord: Sendable, Equatable {
     /// the readable forms; `value` is its text, shown so the operator sees what the export wrote.
     case unreadableTimestamp(value: String)
 
-    public var message: String {
+    var message: String {
         switch self {
         case .malformed(let why, let byte): "malformed JSON: \(why.message) at byte \(byte)"
         case .invalid(let why): "invalid record: \(why.message)"
@@ -23,34 +23,27 @@ public enum BadRecord: Sendable, Equatable {
 
 /// The input rules every command shares: a line is blank, bad, or a valid rating event with a
 /// joke id and a rating. `aggregate` and `migrate` both judge lines here, so they always agree.
-public struct RecordValidator: ~Copyable {
-    public enum Verdict {
+struct RecordValidator: ~Copyable {
+    enum Verdict {
         case blank
         case bad(BadRecord)
         /// `id` points into the line or into scratch storage, valid until the next line.
         case valid(id: UnsafeBufferPointer<UInt8>, rating: Double)
     }
 
-    public private(set) var scanner: JSONLineScanner
-    public private(set) var decoder = RecordDecoder()
+    private(set) var scanner: JSONLineScanner
+    private(set) var decoder = RecordDecoder()
 
-    public init(wanted: FieldSet = .ratingOnly) {
+    init(wanted: FieldSet = .ratingOnly) {
         scanner = JSONLineScanner(wanted: wanted)
     }
 
     /// The captured top-level fields of the last line judged valid (for the options that need more).
-    public var fields: CapturedFields { scanner.fields }
-
-    /// Judges the line that starts at `start`, exactly as `judge(_:)`: `end` is not read (the
-    /// scan stops at the first `\n`, which must be at `end`).
-    @inline(__always)
-    public mutating func judge(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Verdict {
-        judge(start)
-    }
+    var fields: CapturedFields { scanner.fields }
 
     /// Judges the line from `start` to its first `\n`; afterwards `lineEnd(from:)` finds that `\n`.
     @inline(__always)
-    public mutating func judge(_ start: UnsafePointer<UInt8>) -> Verdict {
+    mutating func judge(_ start: UnsafePointer<UInt8>) -> Verdict {
         switch scanner.scan(start) {
         case .blank: return .blank
         case .object: break
@@ -72,7 +65,7 @@ public struct RecordValidator: ~Copyable {
     /// scan abandoned part way, searched for from where it stopped.
     /// `dataEnd` is the `\n` that the caller guarantees after the data.
     @inline(__always)
-    public func lineEnd(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, verdict: Verdict) -> UnsafePointer<UInt8> {
+    func lineEnd(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, verdict: Verdict) -> UnsafePointer<UInt8> {
         if case .bad(.malformed) = verdict {
             let from = start + scanner.failOffset
             let hit = memchr(from, 0x0A, dataEnd - from + 1)!
@@ -83,26 +76,26 @@ public struct RecordValidator: ~Copyable {
 
     /// The string fields and the timestamp the backfill options read, after `judge`.
     @inline(__always)
-    public mutating func string(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
+    mutating func string(_ field: Field) -> UnsafeBufferPointer<UInt8>? {
         decoder.string(scanner.fields[field], slot: field, escaped: scanner.fields.isEscaped(field))
     }
 
-    public mutating func timestamp() -> Timestamp?? {
+    mutating func timestamp() -> Timestamp?? {
         guard let raw = scanner.fields[.timestamp] else { return nil }
         return .some(decoder.timestamp(raw))
     }
 }
 
 extension RecordValidator: RatingEventDetails {
-    public mutating func timestamp() -> EventTime {
+    mutating func timestamp() -> EventTime {
         guard let raw = scanner.fields[.timestamp] else { return .absent }
         guard let instant = decoder.timestamp(raw) else { return .unreadable(value: ShownValue.text(raw)) }
         return .at(instant)
     }
 
-    public mutating func deviceID() -> UnsafeBufferPointer<UInt8>? { string(.deviceID) }
-    public mutating func eventID() -> UnsafeBufferPointer<UInt8>? { string(.eventID) }
-    public mutating func weekID() -> UnsafeBufferPointer<UInt8>? { string(.weekID) }
+    mutating func deviceID() -> UnsafeBufferPointer<UInt8>? { string(.deviceID) }
+    mutating func eventID() -> UnsafeBufferPointer<UInt8>? { string(.eventID) }
+    mutating func weekID() -> UnsafeBufferPointer<UInt8>? { string(.weekID) }
 }
 
 /// A value's JSON text as a message shows it: cut after 80 bytes (at a character boundary), so

@@ -15,8 +15,8 @@ public enum ScanKernels {
     @inline(__always)
     static func scanLine(_ line: UnsafePointer<UInt8>, wanted: FieldSet, spans: UnsafeMutablePointer<UnsafePointer<UInt8>?>,
                          found: inout UInt32, level: Int32,
-                         templates: UnsafeMutablePointer<rk_line_templates>?) -> UnsafePointer<UInt8>? {
-        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level, templates)
+                         layouts: UnsafeMutablePointer<rk_line_layouts>?) -> UnsafePointer<UInt8>? {
+        rk_scan_line(line, UInt32(wanted.rawValue), spans, &found, level, layouts)
     }
 
     /// The first byte at or after `p` that the scalar step must look at (see scan_kernels.h).

@@ -34,7 +34,7 @@ private func checkLine(_ line: [UInt8], garbage: UInt8, input: [UInt8]) {
     let expected = RefRecord.judge(line)
     var validator = RecordValidator()
     let (got, kind, end) = withPaddedLine(line, garbage: garbage) { start, end in
-        let verdict = validator.judge(start, end)
+        let verdict = validator.judge(start)
         var kind: RatingKind?
         if case .valid(_, let rating) = verdict { kind = RatingKind(rating) }
         let found = validator.lineEnd(from: start, dataEnd: end, verdict: verdict)

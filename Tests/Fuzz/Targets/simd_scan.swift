@@ -1,12 +1,13 @@
 import CKernels
 
 /// Target 7: the SIMD kernels against the scalar path. The same line goes through
-/// `JSONLineScanner` four times: with no kernel (scalar), with the kernels this CPU runs (the
+/// `JSONLineScanner` five times: with no kernel (scalar), with the kernels this CPU runs (the
 /// whole-line kernel first, then the string kernel for the lines it declines), with the
-/// AVX2 line kernel (what CPUs without AVX-512 run), and through a scanner that has just
-/// read the line it was made from (so the AVX-512 kernel's template of that line answers
-/// wherever the fuzzer's line has the same skeleton, and its layout wherever the line is laid
-/// out alike). Everything the scanner reports must
+/// AVX2 line kernel (what CPUs without AVX-512 run), through a scanner that has just
+/// read the line it was made from, and through one that has just read the line itself with
+/// every `0` made a `1` (so the AVX-512 kernel's layout of that line answers wherever the
+/// fuzzer's line is laid out alike, and must refuse it where a `0` now starts a number: `05`
+/// after `15`). Everything the scanner reports must
 /// be identical: the outcome, the reason and byte of a malformation, the line's end and every
 /// captured field's span and escape flag. The first difference aborts.
 ///
@@ -27,8 +28,8 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let n = Int(shape >> 3)
     let prefix = [UInt8](repeating: UInt8(ascii: "a"), count: n * 2)
     var line: [UInt8]
-    // The line the templated scanner sees first (twice), so that the AVX-512 kernel has made a
-    // template of it and answers the fuzzer's line from that template where the skeletons match.
+    // The line the warmed scanner sees first (twice), so that the AVX-512 kernel has made its
+    // layout and answers the fuzzer's line from it where the line is laid out alike.
     var before = exportLine
     switch shape & 7 {
     case 0: line = payload
@@ -52,10 +53,14 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var scalar = JSONLineScanner(wanted: all, simd: false, lineKernel: 0)
     var simd = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
     var avx2 = JSONLineScanner(wanted: all, simd: true, lineKernel: RK_CPU_AVX2)
-    var templated = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
-    for _ in 0..<2 { withPaddedLine(before, garbage: 0) { start, _ in _ = templated.scan(start) } }
+    var warmed = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    for _ in 0..<2 { withPaddedLine(before, garbage: 0) { start, _ in _ = warmed.scan(start) } }
+    var sibling = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    let ones = line.map { $0 == UInt8(ascii: "0") ? UInt8(ascii: "1") : $0 }
+    for _ in 0..<2 { withPaddedLine(ones, garbage: 0) { start, _ in _ = sibling.scan(start) } }
     withPaddedLine(line, garbage: UInt8(size & 0xFF)) { start, _ in
-        let a = scalar.scan(start), b = simd.scan(start), c = avx2.scan(start), d = templated.scan(start)
+        let a = scalar.scan(start), b = simd.scan(start), c = avx2.scan(start), d = warmed.scan(start)
+        let e = sibling.scan(start)
         func report(_ s: borrowing JSONLineScanner, _ outcome: JSONLineScanner.Outcome) -> String {
             var text = "\(outcome)"
             if outcome == .malformed { text += " \(s.failure) at \(s.failOffset)" } else {
@@ -71,8 +76,10 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let ra = report(scalar, a), rb = report(simd, b), rc = report(avx2, c)
         if ra != rb { mismatch("SIMD scan", input: line, product: rb, reference: ra) }
         if ra != rc { mismatch("AVX2 line kernel", input: line, product: rc, reference: ra) }
-        let rd = report(templated, d)
-        if ra != rd { mismatch("line kernel after a template of another line", input: line, product: rd, reference: ra) }
+        let rd = report(warmed, d)
+        if ra != rd { mismatch("line kernel after the layout of another line", input: line, product: rd, reference: ra) }
+        let re = report(sibling, e)
+        if ra != re { mismatch("line kernel after the line with its 0s made 1s", input: line, product: re, reference: ra) }
     }
     return 0
 }

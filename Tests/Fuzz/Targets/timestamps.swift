@@ -30,8 +30,8 @@ private func checkRecord(_ line: [UInt8], nudge: UInt8, input: [UInt8]) {
 
     // The decoder on its own.
     var validator = RecordValidator(wanted: [FieldSet(.timestamp)])
-    let got: RefTime.Instant?? = withPaddedLine(line, garbage: nudge) { start, end in
-        guard case .valid = validator.judge(start, end) else { return .some(RefTime.Instant(seconds: -1, nanoseconds: -1)) }
+    let got: RefTime.Instant?? = withPaddedLine(line, garbage: nudge) { start, _ in
+        guard case .valid = validator.judge(start) else { return .some(RefTime.Instant(seconds: -1, nanoseconds: -1)) }
         guard let t = validator.timestamp() else { return nil }
         return .some(t.map { RefTime.Instant(seconds: $0.seconds, nanoseconds: Int64($0.nanoseconds)) })
     }

@@ -4,8 +4,8 @@
 /// every detail the counter may ask for: joke id bytes, rating bit for bit, timestamp (absent,
 /// unreadable or the instant), device id and event id. The product reads a typed document as
 /// `RecordCounter` does, from the spans the scanner captured, through a scanner that has just
-/// read a line as the fetch hook writes it (so the line kernel's template and layout of that
-/// line answer wherever the fuzzer's line is shaped or laid out alike); that answer must also
+/// read a line as the fetch hook writes it (so the line kernel's layout of that line answers
+/// wherever the fuzzer's line is laid out alike); that answer must also
 /// be the walk's (`TypedDocument.judge(_:)`, the scalar reading that words every verdict). The
 /// line sits in a buffer ending exactly at the scanner's padding, garbage in it; it also goes
 /// through `RecordCounter` as the aggregator feeds it, and a file through `LineReader` in

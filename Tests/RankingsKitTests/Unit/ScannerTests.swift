@@ -306,8 +306,8 @@ struct ScannerTests {
             (#"{"x":{"joke_id":"n"}}"#, .object, nil),
         ]
         for (text, outcome, jokeID) in lines {
-            PaddedLine.with(Array(text.utf8)) { start, end in
-                let got = scanner.scan(start, end)
+            PaddedLine.with(Array(text.utf8)) { start, _ in
+                let got = scanner.scan(start)
                 #expect(got == outcome, "\(text)")
                 if got == .object {
                     #expect(scanner.fields[.jokeID].map { String(decoding: Array($0), as: UTF8.self) } == jokeID, "\(text)")
@@ -320,11 +320,11 @@ struct ScannerTests {
         let text = #"{"joke_id":"a","rating":5,"timestamp":"2026-01-01T00:00:00Z","week_id":"2026-W01","device_id":"D","id":"E"}"#
         var plain = JSONLineScanner()
         var all = JSONLineScanner(wanted: [FieldSet(.timestamp), FieldSet(.weekID), FieldSet(.deviceID), FieldSet(.eventID)])
-        PaddedLine.with(Array(text.utf8)) { start, end in
-            #expect(plain.scan(start, end) == .object)
+        PaddedLine.with(Array(text.utf8)) { start, _ in
+            #expect(plain.scan(start) == .object)
             #expect(plain.fields[.timestamp] == nil)
             #expect(plain.fields[.eventID] == nil)
-            #expect(all.scan(start, end) == .object)
+            #expect(all.scan(start) == .object)
             func text(_ f: Field) -> String? { all.fields[f].map { String(decoding: Array($0), as: UTF8.self) } }
             #expect(text(.jokeID) == #""a""#)
             #expect(text(.rating) == "5")
@@ -403,8 +403,8 @@ struct ScannerTests {
         var decoder = RecordDecoder()
         var scanner = JSONLineScanner()
         let line = Array(#"{"joke_id":"a","rating":"#.utf8) + Array(c.raw.utf8) + [UInt8(ascii: "}")]
-        PaddedLine.with(line) { start, end in
-            #expect(scanner.scan(start, end) == .object)
+        PaddedLine.with(line) { start, _ in
+            #expect(scanner.scan(start) == .object)
             #expect(decoder.rating(scanner.fields[.rating]) == c.expected, "\(c.raw)")
         }
     }

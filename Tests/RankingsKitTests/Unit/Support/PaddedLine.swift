@@ -47,8 +47,8 @@ struct ScanResult: Equatable, CustomStringConvertible {
 
     static func scan(_ line: [UInt8]) -> ScanResult {
         var scanner = JSONLineScanner()
-        return PaddedLine.with(line) { start, end in
-            let outcome = scanner.scan(start, end)
+        return PaddedLine.with(line) { start, _ in
+            let outcome = scanner.scan(start)
             var result = ScanResult(outcome: outcome)
             switch outcome {
             case .malformed:
