@@ -68,6 +68,8 @@ public struct EventCounter: ~Copyable {
     /// measured a quarter of the deduplicating run's time.
     private let votes: Unmanaged<LatestVotes>?
     private let tally: Tally
+    /// The fields the selection reads, which a decoder may skip otherwise.
+    let wantedFields: FieldSet
     /// Input-order position of this piece's input.
     private let file: Int
 
@@ -82,6 +84,7 @@ public struct EventCounter: ~Copyable {
         week = selection.weekID
         votes = worker.votes.map { Unmanaged.passUnretained($0) }
         tally = worker.tally
+        wantedFields = selection.wantedFields
         self.file = file
     }
 

@@ -1,5 +1,6 @@
 /// A managed export's output file as one of the aggregator's inputs: read in ranges of whole
-/// 32 KiB blocks, so the threads share a large file as they share a large NDJSON file.
+/// 32 KiB blocks through the aggregator's one descriptor, so the threads share a large file as
+/// they share a large NDJSON file.
 struct ManagedExportFormat: RecordFileReader {
     let entityCount: ExportEntityCount?
 
@@ -24,7 +25,7 @@ struct ManagedExportFormat: RecordFileReader {
         var reader = ExportFileReader(buffers: buffers)
         let records = try withUnsafeMutablePointer(to: &counter) { (target) throws(InputError) -> Int in
             var sink = CountingSink(counter: target)
-            return try reader.read(output, blocks: blocks, into: &sink)
+            return try reader.read(output, descriptor: descriptor, blocks: blocks, into: &sink)
         }
         let bytes = min(end, file.size) - start
         progress.add(Int(bytes))

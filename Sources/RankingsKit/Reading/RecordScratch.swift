@@ -1,11 +1,12 @@
-/// Memory one worker thread lends to every piece of a record format that it reads, so that a
-/// run's memory does not grow with its number of pieces: what a format would otherwise
-/// allocate for each piece (a managed export's read buffer and joined record) it keeps here,
-/// allocated at the worker's first piece and reused for the rest.
+/// Memory one worker thread lends to every range of input that it reads, so that a run's
+/// memory does not grow with its number of pieces: allocated at the worker's first piece and
+/// reused for the rest. Only the worker that owns it touches it, one piece at a time.
 public final class RecordScratch {
-    /// The format's own buffers, of its own type. Only the worker that owns this scratch
-    /// touches it, one piece at a time.
+    /// The line reader's buffer, for JSON lines.
+    let lines: LineReader
+    /// Another format's own buffers, of its own type (a managed export's read buffer and
+    /// joined record).
     public var kept: AnyObject?
 
-    public init() {}
+    public init(chunkSize: Int = LineReader.chunkSize) { lines = LineReader(chunkSize: chunkSize) }
 }

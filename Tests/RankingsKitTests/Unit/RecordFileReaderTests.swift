@@ -47,7 +47,7 @@ struct RecordFileReaderTests {
             let text = "a5e\na5e\nx0b\nb1e\nc5o\nc5o\na1e\ny9b\nb1e\na5e\n"
             try dir.write("output-0", Array(text.utf8))
             let path = dir.path("output-0")
-            let file = InputFile(displayPath: path, origin: .path(path), format: .records(FixedRecords()),
+            let file = InputFile(displayPath: path, origin: .path(path), format: FixedRecords(),
                                  compression: .none, size: Int64(text.utf8.count))
             #expect(file.canSplit)
             let result = try Aggregator.run([file, file], threads: threads, pieceSize: pieceSize)
@@ -75,7 +75,7 @@ struct RecordFileReaderTests {
             let text = "a5d\na1d\nb1d\nb5d\n"
             try dir.write("output-0", Array(text.utf8))
             let path = dir.path("output-0")
-            let file = InputFile(displayPath: path, origin: .path(path), format: .records(FixedRecords()),
+            let file = InputFile(displayPath: path, origin: .path(path), format: FixedRecords(),
                                  compression: .none, size: Int64(text.utf8.count))
             var selection = EventSelection()
             selection.dedupe = .eventID
