@@ -1,21 +1,21 @@
 import Synchronization
 
 /// What a run found in its inputs.
-public struct AggregationResult: Sendable {
-    public var tally: Tally
+struct AggregationResult: Sendable {
+    var tally: Tally
     /// The first bad lines of the run in input order, with the path each came from.
-    public var firstBadLines: [(path: String, line: BadLine)]
-    public var badLineCount: Int
+    var firstBadLines: [(path: String, line: BadLine)]
+    var badLineCount: Int
     /// Bytes read from the inputs as stored (compressed bytes for gzip files).
-    public var inputBytes: Int64
+    var inputBytes: Int64
     /// Valid records, before the selection's filters and deduplication.
-    public var validEvents = 0
+    var validEvents = 0
     /// Valid events left out by `--as-of` / `--week`.
-    public var filteredOut = 0
+    var filteredOut = 0
     /// Events that lost to a later vote of the same device (or the same event id).
-    public var duplicatesRemoved = 0
+    var duplicatesRemoved = 0
     /// Documents or entities of other collections: neither counted nor bad.
-    public var leftOut = 0
+    var leftOut = 0
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
@@ -26,7 +26,7 @@ public struct AggregationResult: Sendable {
 /// each record to an `EventCounter`; each piece keeps its own record count and bad-record
 /// log, so bad records are numbered and reported exactly as a single thread would, whatever
 /// the scheduling.
-public enum Aggregator {
+enum Aggregator {
     /// Pieces are at most this large (fine-grained enough to balance threads) and at least
     /// `minPieceSize` (so a small file is not split for nothing).
     static let maxPieceSize: Int64 = 64 << 20
@@ -56,7 +56,7 @@ public enum Aggregator {
     static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
                     progress: ProgressCounter = ProgressCounter(),
                     pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize,
-                    workerBound: TableBound) throws(InputError) -> AggregationResult {
+                    workerBound: TableBound = .worker) throws(InputError) -> AggregationResult {
         let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
         let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe, bound: workerBound)
@@ -75,13 +75,6 @@ public enum Aggregator {
             shared.tally.flush(tally)
         }
         return try merge(shared, files: files, pieces: pieces)
-    }
-
-    public static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
-                           progress: ProgressCounter = ProgressCounter(),
-                           pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
-        try run(files, threads: threads, selection: selection, progress: progress, pieceSize: pieceSize,
-                chunkSize: chunkSize, workerBound: .worker)
     }
 
     static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {

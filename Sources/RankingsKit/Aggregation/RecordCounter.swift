@@ -1,13 +1,13 @@
 /// JSON lines, plain or gzip: flat records and typed Firestore documents, mixed as they come.
 /// A plain file is cut at any byte (a range owns the lines that start in it); a gzip file or a
 /// stream is read whole, inflated or read ahead on a second thread while this one scans.
-public struct JSONLinesFormat: RecordFileReader {
-    public init() {}
+struct JSONLinesFormat: RecordFileReader {
+    init() {}
 
-    public var splitUnit: Int64? { 1 }
-    public var numbersLines: Bool { true }
+    var splitUnit: Int64? { 1 }
+    var numbersLines: Bool { true }
 
-    public func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
                      into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
         // Start one byte early: if that byte ends a line, our first line starts at `start`.
         let from = start == 0 ? 0 : start - 1

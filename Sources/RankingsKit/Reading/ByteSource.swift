@@ -1,7 +1,7 @@
 import Glibc
 
 /// Anything the job can read bytes from in chunks: a range of a file, a pipe, a gzip stream.
-public protocol ByteSource: SendableMetatype {
+protocol ByteSource: SendableMetatype {
     /// Reads up to `count` bytes into `buffer`; returns 0 only at the end of the data.
     mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int
     /// Bytes taken from the underlying file or pipe so far (compressed bytes for gzip), for
@@ -14,8 +14,8 @@ public protocol ByteSource: SendableMetatype {
 }
 
 extension ByteSource {
-    public var defersChecksums: Bool { false }
-    public mutating func takeDeferredChecksums() -> [DeferredChecksum] { [] }
+    var defersChecksums: Bool { false }
+    mutating func takeDeferredChecksums() -> [DeferredChecksum] { [] }
 }
 
 /// A failure while reading one input, named by the path the user gave.
@@ -46,19 +46,19 @@ public enum InputError: Error, Sendable, Equatable {
 
 /// Reads a file descriptor from a fixed offset with `pread`, so several threads can share
 /// one open file and each read its own range.
-public struct FileRangeSource: ByteSource {
+struct FileRangeSource: ByteSource {
     let fd: Int32
     let path: String
     var offset: Int64
-    public private(set) var bytesConsumed: Int64 = 0
+    private(set) var bytesConsumed: Int64 = 0
 
-    public init(fd: Int32, path: String, offset: Int64) {
+    init(fd: Int32, path: String, offset: Int64) {
         self.fd = fd
         self.path = path
         self.offset = offset
     }
 
-    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         while true {
             let n = pread(fd, buffer, count, off_t(offset))
             if n >= 0 {
@@ -73,17 +73,17 @@ public struct FileRangeSource: ByteSource {
 }
 
 /// Reads a stream (a pipe, standard input) front to back with `read`.
-public struct StreamSource: ByteSource {
+struct StreamSource: ByteSource {
     let fd: Int32
     let path: String
-    public private(set) var bytesConsumed: Int64 = 0
+    private(set) var bytesConsumed: Int64 = 0
 
-    public init(fd: Int32, path: String) {
+    init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
     }
 
-    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         while true {
             let n = Glibc.read(fd, buffer, count)
             if n >= 0 {

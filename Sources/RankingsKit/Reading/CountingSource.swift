@@ -1,10 +1,10 @@
 import Synchronization
 
 /// Bytes read from disk or pipe so far by all threads of a run, for the progress line.
-public final class ProgressCounter: Sendable {
+final class ProgressCounter: Sendable {
     private let done = Atomic<Int64>(0)
-    public init() {}
-    public var bytesDone: Int64 { done.load(ordering: .relaxed) }
+    init() {}
+    var bytesDone: Int64 { done.load(ordering: .relaxed) }
     func add(_ n: Int) { done.add(Int64(n), ordering: .relaxed) }
 }
 

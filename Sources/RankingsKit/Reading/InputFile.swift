@@ -7,8 +7,8 @@ import Glibc
 /// Three separate facts say how to read it: its `format` (the reader that turns its bytes into
 /// records), its `compression` and whether it `canSplit` (whether threads may read byte ranges
 /// of it).
-public struct InputFile: Sendable {
-    public enum Compression: Sendable, Equatable {
+struct InputFile: Sendable {
+    enum Compression: Sendable, Equatable {
         case none
         case gzip
         /// A stream, whose first bytes are looked at when it is read.
@@ -19,7 +19,7 @@ public struct InputFile: Sendable {
     }
 
     /// Where the bytes come from.
-    public enum Origin: Sendable, Equatable {
+    enum Origin: Sendable, Equatable {
         /// Opened for reading when read, closed after.
         case path(String)
         /// A descriptor already open (standard input, tests), never closed here.
@@ -28,20 +28,20 @@ public struct InputFile: Sendable {
 
     /// The path as the user gave it (`-` for standard input), or `DIR/name` for a file found
     /// in a directory: what bad-record messages print.
-    public let displayPath: String
-    public let origin: Origin
+    let displayPath: String
+    let origin: Origin
     /// JSON lines unless the input is a managed export's output file.
-    public let format: any RecordFileReader
-    public let compression: Compression
+    let format: any RecordFileReader
+    let compression: Compression
     /// Bytes on disk, for splitting and progress; 0 for streams.
-    public let size: Int64
+    let size: Int64
     /// Device and inode of a regular file, to recognise the run's own outputs.
     let identity: FileIdentity?
 
     /// Threads may read byte ranges of it: a regular uncompressed file.
-    public var canSplit: Bool { size > 0 && compression == .none && format.splitUnit != nil }
+    var canSplit: Bool { size > 0 && compression == .none && format.splitUnit != nil }
 
-    public init(displayPath: String, origin: Origin, format: any RecordFileReader = JSONLinesFormat(),
+    init(displayPath: String, origin: Origin, format: any RecordFileReader = JSONLinesFormat(),
                 compression: Compression,
                 size: Int64, identity: FileIdentity? = nil) {
         self.displayPath = displayPath
@@ -53,7 +53,7 @@ public struct InputFile: Sendable {
     }
 
     /// The descriptor of an `Origin.descriptor` input; -1 for one opened when read.
-    public var fd: Int32 {
+    var fd: Int32 {
         if case .descriptor(let fd) = origin { return fd }
         return -1
     }
@@ -64,7 +64,7 @@ public struct InputFile: Sendable {
     ///   - warn: told about each directory entry skipped because it is not a regular file.
     ///   - managedExports: read a Firestore managed export's directory (its output files, as its
     ///     metadata lists them); false refuses one (`migrate` rewrites JSON lines only).
-    public static func resolve(_ arguments: [String], managedExports: Bool = true,
+    static func resolve(_ arguments: [String], managedExports: Bool = true,
                                warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
         var files: [InputFile] = []
         for argument in arguments {
@@ -104,7 +104,7 @@ public struct InputFile: Sendable {
     }
 
     /// Suffixes of the files a directory contributes.
-    public static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
+    static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
 
     static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
@@ -175,7 +175,7 @@ final class OpenedInput {
 }
 
 /// Which file a path names, whatever the path.
-public struct FileIdentity: Sendable, Hashable {
+struct FileIdentity: Sendable, Hashable {
     let device: UInt64
     let inode: UInt64
     init(_ st: stat) {
@@ -188,7 +188,7 @@ public struct FileIdentity: Sendable, Hashable {
 /// export's output file (`ManagedExportFormat`). The aggregator opens each file once and hands
 /// every range it cuts to the file's reader with that descriptor; the reader hands each record
 /// to the run's `EventCounter`, which words and logs bad ones the same way for every format.
-public protocol RecordFileReader: Sendable {
+protocol RecordFileReader: Sendable {
     /// Files may be cut at multiples of this many bytes (1 for lines, a LevelDB log's 32 KiB
     /// block); nil when a file must be read whole by one thread.
     var splitUnit: Int64? { get }
@@ -210,6 +210,6 @@ public protocol RecordFileReader: Sendable {
 }
 
 extension RecordFileReader {
-    public var numbersLines: Bool { false }
-    public var entityCount: ExportEntityCount? { nil }
+    var numbersLines: Bool { false }
+    var entityCount: ExportEntityCount? { nil }
 }
