@@ -16,8 +16,7 @@ struct JSONLinesFormat: RecordFileReader {
         var read: (records: Int, bytes: Int64)
         do throws(InputError) {
             if file.canSplit {
-                var source = CountingSource(source: FileRangeSource(fd: descriptor, path: file.displayPath, offset: from),
-                                            counter: progress)
+                var source = DescriptorSource(fd: descriptor, path: file.displayPath, offset: from, progress: progress)
                 let range = LineReader.Range(skipFirstLine: start > 0, limit: end == .max ? .max : end - from,
                                              atFileStart: start == 0)
                 // Each byte of the file counts once, though ranges read across their ends.

@@ -13,16 +13,7 @@ struct ManagedExportFormat: RecordFileReader {
         let output = ExportOutputFile(displayPath: file.displayPath, size: file.size)
         let unit = Int64(LogFormat.blockSize)
         let blocks = start / unit ..< (end == .max ? output.blockCount : end / unit)
-        // One read buffer per worker, not one per range: with a 1 MiB buffer allocated for
-        // each range, the heap grew by about a megabyte a range (17-28 MiB at the peak).
-        let buffers: LogReadBuffers
-        if let kept = scratch.kept as? LogReadBuffers {
-            buffers = kept
-        } else {
-            buffers = LogReadBuffers()
-            scratch.kept = buffers
-        }
-        var reader = ExportFileReader(buffers: buffers)
+        var reader = ExportFileReader(buffers: scratch.export)
         let records = try withUnsafeMutablePointer(to: &counter) { (target) throws(InputError) -> Int in
             var sink = CountingSink(counter: target)
             return try reader.read(output, descriptor: descriptor, blocks: blocks, into: &sink)

@@ -11,16 +11,15 @@ extension InputFile {
                                                 into consumer: inout C) throws(InputError) -> (lines: Int, bytes: Int64) {
         switch compression {
         case .none:
-            var source = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            var source = DescriptorSource(fd: fd, path: displayPath, offset: 0, progress: progress)
             let lines = try reader.read(&source, into: &consumer)
             return (lines, source.bytesConsumed)
         case .gzip:
-            let raw = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            let raw = DescriptorSource(fd: fd, path: displayPath, offset: 0, progress: progress)
             let gzip = try GzipSource(raw, path: displayPath, deferChecksums: true)
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         case .detectOnRead:
-            let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
-                                       peek: 2)
+            let raw = try PeekedSource(DescriptorSource(fd: fd, path: displayPath, offset: nil, progress: progress), peek: 2)
             guard raw.peeked.count == 2 && Compression.of(raw.peeked[0], raw.peeked[1]) == .gzip else {
                 return try Self.readAhead(raw, with: reader, into: &consumer)
             }
