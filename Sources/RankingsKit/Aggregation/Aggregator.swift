@@ -162,9 +162,8 @@ enum Aggregator {
     /// State the worker threads share.
     ///
     /// Each slot of `slots` is written once, by the one thread that took its piece from
-    /// `next`, and read only after every worker has finished, so the slots need no lock. (A
-    /// `Mutex` here was correct but invisible to ThreadSanitizer, whose reports then hid any
-    /// real race.)
+    /// `next`, and read only after every worker has been joined, so the slots need no lock
+    /// (and the join orders them for ThreadSanitizer too).
     private final class Shared: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)

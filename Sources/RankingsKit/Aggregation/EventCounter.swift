@@ -43,8 +43,7 @@ struct EventCounter: ~Copyable {
     private let needsTimestamp: Bool
     private let dedupe: EventSelection.Dedupe
     private let week: [UInt8]?
-    /// Unretained: `worker` owns it for the whole run, and a retain/release pair per event
-    /// measured a quarter of the deduplicating run's time.
+    /// Unretained: `worker` owns it for the whole run, so an event costs no reference count.
     private let votes: Unmanaged<LatestVotes>?
     private let tally: Tally
     /// The fields the selection reads, which a decoder may skip otherwise.

@@ -164,8 +164,8 @@ final class Inflater {
         case .zlib:
             let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
             stream.initialize(to: z_stream())
-            // 15 + 16: the largest window, and the gzip wrapper only. With zlib's automatic
-            // detection (+ 32) a zlib stream after a gzip member was read as one more member.
+            // 15 + 16: the largest window, and the gzip wrapper only (automatic detection, + 32,
+            // would read a zlib stream after a gzip member as one more member).
             guard inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
                 stream.deallocate()
                 return nil

@@ -3,8 +3,8 @@ import Glibc
 import Testing
 @testable import RankingsKit
 
-/// The seam for formats that are not lines (issue 15, section 0): a `RecordFileReader` feeds
-/// the same `EventCounter`, its files are cut at its `splitUnit`, and record numbers, bad
+/// The seam every format plugs into (JSON lines and managed exports are two such readers): a
+/// `RecordFileReader` feeds the same `EventCounter`, its files are cut at its `splitUnit`, and record numbers, bad
 /// records and records left out merge as lines do, whatever the threads and pieces.
 @Suite("Record files through the aggregator")
 struct RecordFileReaderTests {
