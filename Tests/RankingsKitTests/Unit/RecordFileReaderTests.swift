@@ -4,8 +4,9 @@ import Testing
 @testable import RankingsKit
 
 /// The seam every format plugs into (JSON lines and managed exports are two such readers): a
-/// `RecordFileReader` feeds the same `EventCounter`, its files are cut at its `splitUnit`, and record numbers, bad
-/// records and records left out merge as lines do, whatever the threads and pieces.
+/// `RecordFileReader` feeds the same `EventCounter`, its files are cut at its `splitUnit`, and
+/// record numbers, bad records and records left out merge as lines do, whatever the threads
+/// and pieces.
 @Suite("Record files through the aggregator")
 struct RecordFileReaderTests {
     /// A toy format: 4-byte records, `[joke, rating digit, kind, \n]`, kind `e` an event, `o`
