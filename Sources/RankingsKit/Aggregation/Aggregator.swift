@@ -1,21 +1,21 @@
 import Synchronization
 
 /// What a run found in its inputs.
-public struct AggregationResult: Sendable {
-    public var tally: Tally
+struct AggregationResult: Sendable {
+    var tally: Tally
     /// The first bad lines of the run in input order, with the path each came from.
-    public var firstBadLines: [(path: String, line: BadLine)]
-    public var badLineCount: Int
+    var firstBadLines: [(path: String, line: BadLine)]
+    var badLineCount: Int
     /// Bytes read from the inputs as stored (compressed bytes for gzip files).
-    public var inputBytes: Int64
+    var inputBytes: Int64
     /// Valid records, before the selection's filters and deduplication.
-    public var validEvents = 0
+    var validEvents = 0
     /// Valid events left out by `--as-of` / `--week`.
-    public var filteredOut = 0
+    var filteredOut = 0
     /// Events that lost to a later vote of the same device (or the same event id).
-    public var duplicatesRemoved = 0
+    var duplicatesRemoved = 0
     /// Documents or entities of other collections: neither counted nor bad.
-    public var leftOut = 0
+    var leftOut = 0
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
@@ -26,7 +26,7 @@ public struct AggregationResult: Sendable {
 /// each record to an `EventCounter`; each piece keeps its own record count and bad-record
 /// log, so bad records are numbered and reported exactly as a single thread would, whatever
 /// the scheduling.
-public enum Aggregator {
+enum Aggregator {
     /// Pieces are at most this large (fine-grained enough to balance threads) and at least
     /// `minPieceSize` (so a small file is not split for nothing).
     static let maxPieceSize: Int64 = 64 << 20
@@ -56,19 +56,18 @@ public enum Aggregator {
     static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
                     progress: ProgressCounter = ProgressCounter(),
                     pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize,
-                    workerBound: TableBound) throws(InputError) -> AggregationResult {
+                    workerBound: TableBound = .worker) throws(InputError) -> AggregationResult {
         let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
         let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe, bound: workerBound)
         Workers.run(count: workers) { worker in
-            let reader = LineReader(chunkSize: chunkSize)
-            let scratch = RecordScratch()
+            let scratch = RecordScratch(chunkSize: chunkSize)
             let tally = shared.tally.workers[worker]
             while !shared.stop.load(ordering: .relaxed) {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
                 if index >= pieces.count { break }
-                let result = read(pieces[index], of: files[pieces[index].file], reader: reader, scratch: scratch,
-                                  worker: tally, selection: selection, progress: progress)
+                let result = read(pieces[index], of: files, shared: shared, scratch: scratch, worker: tally,
+                                  selection: selection, progress: progress)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
             }
@@ -76,13 +75,6 @@ public enum Aggregator {
             shared.tally.flush(tally)
         }
         return try merge(shared, files: files, pieces: pieces)
-    }
-
-    public static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
-                           progress: ProgressCounter = ProgressCounter(),
-                           pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize) throws(InputError) -> AggregationResult {
-        try run(files, threads: threads, selection: selection, progress: progress, pieceSize: pieceSize,
-                chunkSize: chunkSize, workerBound: .worker)
     }
 
     static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {
@@ -95,9 +87,7 @@ public enum Aggregator {
             // Several pieces per thread, so a thread that finishes early finds more work.
             let wanted = max(file.size / Int64(threads * 4), minPieceSize)
             var size = max(1, pieceSize ?? min(wanted, maxPieceSize))
-            if case .records(let reader) = file.format, let unit = reader.splitUnit {
-                size = max(unit, size / unit * unit)
-            }
+            if let unit = file.format.splitUnit { size = max(unit, size / unit * unit) }
             var start: Int64 = 0
             while start < file.size {
                 let end = start + size >= file.size ? Int64.max : start + size
@@ -108,58 +98,24 @@ public enum Aggregator {
         return pieces
     }
 
-    static func read(_ piece: Piece, of file: InputFile, reader: LineReader, scratch: RecordScratch, worker: WorkerTally,
-                     selection: EventSelection, progress: ProgressCounter) -> PieceResult {
+    private static func read(_ piece: Piece, of files: [InputFile], shared: Shared, scratch: RecordScratch,
+                             worker: WorkerTally, selection: EventSelection, progress: ProgressCounter) -> PieceResult {
         var result = PieceResult()
+        defer { shared.files.done(piece.file) }
         do {
-            switch file.format {
-            case .jsonLines:
-                try readLines(piece, of: file, reader: reader, worker: worker, selection: selection,
-                              progress: progress, into: &result)
-            case .records(let format):
-                let opened = try file.open()
-                defer { withExtendedLifetime(opened) {} }
-                var counter = EventCounter(worker: worker, selection: selection, file: piece.file)
-                defer {
-                    result.badLines = counter.badRecords
-                    result.leftOut = counter.leftOut
-                }
-                (result.records, result.bytes) = try format.read(file, descriptor: opened.fd, from: piece.start,
-                                                                 to: piece.end, scratch: scratch, into: &counter,
-                                                                 progress: progress)
-            }
+            let file = files[piece.file]
+            let opened = try shared.files.open(piece.file, file)
+            defer { withExtendedLifetime(opened) {} }
+            var counter = EventCounter(worker: worker, selection: selection, file: piece.file)
+            (result.records, result.bytes) = try file.format.read(file, descriptor: opened.fd, from: piece.start,
+                                                                  to: piece.end, scratch: scratch, into: &counter,
+                                                                  progress: progress)
+            result.badLines = counter.badRecords
+            result.leftOut = counter.leftOut
         } catch {
             result.error = error
         }
         return result
-    }
-
-    private static func readLines(_ piece: Piece, of file: InputFile, reader: LineReader, worker: WorkerTally,
-                                  selection: EventSelection, progress: ProgressCounter,
-                                  into result: inout PieceResult) throws(InputError) {
-        // Start one byte early: if that byte ends a line, our first line starts at `start`.
-        let from = piece.start == 0 ? 0 : piece.start - 1
-        var counter = RecordCounter(worker: worker, selection: selection, file: piece.file, baseOffset: from,
-                                    atFileStart: piece.start == 0)
-        defer {
-            result.badLines = counter.badLines
-            result.leftOut = counter.counter.leftOut
-        }
-        if file.canSplit {
-            let opened = try file.open()
-            defer { withExtendedLifetime(opened) {} }
-            var source = CountingSource(source: FileRangeSource(fd: opened.fd, path: file.displayPath, offset: from),
-                                        counter: progress)
-            let range = LineReader.Range(skipFirstLine: piece.start > 0,
-                                         limit: piece.end == .max ? .max : piece.end - from,
-                                         atFileStart: piece.start == 0)
-            result.records = try reader.read(&source, range: range, into: &counter)
-            // Count each byte of the file once, though pieces read across their ends.
-            result.bytes = min(piece.end, file.size) - piece.start
-        } else {
-            (result.records, result.bytes) = try file.readLines(with: reader, progress: progress, into: &counter)
-        }
-        if counter.startsWithArray { throw .jsonArray(path: file.displayPath) }
     }
 
     private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece]) throws(InputError) -> AggregationResult {
@@ -171,10 +127,7 @@ public enum Aggregator {
         // Every piece was read (none failed), so each file's records are all of its records.
         var records = [Int](repeating: 0, count: files.count)
         for (index, piece) in pieces.enumerated() { records[piece.file] += results[index]?.records ?? 0 }
-        try ExportEntityCount.check(zip(files, records).map { file, read in
-            guard case .records(let reader) = file.format else { return (nil, read) }
-            return (reader.entityCount, read)
-        })
+        try ExportEntityCount.check(zip(files, records).map { file, read in (file.format.entityCount, read) })
         let main = shared.tally.finish()
         let tally = main.tally
         let validEvents = main.validEvents, filteredOut = main.filteredOut
@@ -193,7 +146,7 @@ public enum Aggregator {
             let file = files[piece.file]
             for bad in result.badLines.first where first.count < BadLineLog.shownLimit {
                 var numbered = BadLine(line: recordsBefore + bad.line, reason: bad.reason)
-                if case .records = file.format { numbered.isRecord = true }
+                numbered.isRecord = !file.format.numbersLines
                 first.append((file.displayPath, numbered))
             }
             count += result.badLines.count
@@ -209,18 +162,19 @@ public enum Aggregator {
     /// State the worker threads share.
     ///
     /// Each slot of `slots` is written once, by the one thread that took its piece from
-    /// `next`, and read only after every worker has finished, so the slots need no lock. (A
-    /// `Mutex` here was correct but invisible to ThreadSanitizer, whose reports then hid any
-    /// real race.)
+    /// `next`, and read only after every worker has been joined, so the slots need no lock
+    /// (and the join orders them for ThreadSanitizer too).
     private final class Shared: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let tally: SharedTally
+        let files: OpenFiles
         private let slots: UnsafeMutablePointer<PieceResult?>
         private let count: Int
 
         init(pieces: [Piece], workers: Int, dedupe: EventSelection.Dedupe, bound: TableBound) {
             tally = SharedTally(workers: workers, dedupe: dedupe, bound: bound)
+            files = OpenFiles(pieces: pieces)
             count = pieces.count
             slots = .allocate(capacity: count)
             slots.initialize(repeating: nil, count: count)
@@ -234,6 +188,41 @@ public enum Aggregator {
         func store(_ result: PieceResult, at index: Int) { slots[index] = result }
         /// Only once the workers are done.
         var results: [PieceResult?] { Array(UnsafeBufferPointer(start: slots, count: count)) }
+    }
+}
+
+/// Each input's one descriptor while its pieces are read: opened by the first of its pieces
+/// taken, closed once the last is done, so a file is opened once however many threads read it,
+/// and only files being read hold a descriptor (a directory of thousands of files does not).
+final class OpenFiles: @unchecked Sendable {
+    /// Guards both arrays; a pthread mutex, which ThreadSanitizer sees.
+    private let lock = Condition()
+    private var opened: [OpenedInput?]
+    /// Pieces of each file not yet done.
+    private var unread: [Int]
+
+    init(pieces: [Aggregator.Piece]) {
+        let files = (pieces.map(\.file).max() ?? -1) + 1
+        opened = Array(repeating: nil, count: files)
+        unread = Array(repeating: 0, count: files)
+        for piece in pieces { unread[piece.file] += 1 }
+    }
+
+    func open(_ index: Int, _ file: InputFile) throws(InputError) -> OpenedInput {
+        lock.lock()
+        defer { lock.unlock() }
+        if let open = opened[index] { return open }
+        let open = try file.open()
+        opened[index] = open
+        return open
+    }
+
+    /// One piece of the file is done, read or failed.
+    func done(_ index: Int) {
+        lock.lock()
+        unread[index] -= 1
+        if unread[index] == 0 { opened[index] = nil }
+        lock.unlock()
     }
 }
 

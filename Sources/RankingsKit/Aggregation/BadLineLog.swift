@@ -1,16 +1,16 @@
 /// One bad line, where it was and why; `line` counts from 1 within its file.
-public struct BadLine: Sendable, Equatable {
-    public var line: Int
-    public var reason: String
+struct BadLine: Sendable, Equatable {
+    var line: Int
+    var reason: String
     /// Counted in records of a non-line format (a managed export's output file), not in lines.
-    public var isRecord = false
-    public init(line: Int, reason: String) {
+    var isRecord = false
+    init(line: Int, reason: String) {
         self.line = line
         self.reason = reason
     }
 
     /// `PATH:N: reason` for a line, `PATH:record N: reason` for a record.
-    public func message(in path: String) -> String {
+    func message(in path: String) -> String {
         "\(path):\(isRecord ? "record " : "")\(line): \(reason)"
     }
 }
@@ -19,14 +19,14 @@ public struct BadLine: Sendable, Equatable {
 ///
 /// Only `shownLimit` are kept: the merged report shows the first ten of the whole run, and
 /// those are always among the first ten of each piece, whichever thread read it.
-public struct BadLineLog: Sendable {
-    public static let shownLimit = 10
-    public private(set) var first: [BadLine] = []
-    public private(set) var count = 0
+struct BadLineLog: Sendable {
+    static let shownLimit = 10
+    private(set) var first: [BadLine] = []
+    private(set) var count = 0
 
-    public init() {}
+    init() {}
 
-    public mutating func record(line: Int, reason: @autoclosure () -> String) {
+    mutating func record(line: Int, reason: @autoclosure () -> String) {
         count += 1
         if first.count < Self.shownLimit { first.append(BadLine(line: line, reason: reason())) }
     }

@@ -11,7 +11,7 @@ public enum EventTime {
 /// The fields of one rating event that only some selections read. The counter asks for each
 /// only when the run's options need it, so a plain run never decodes them; each answer is
 /// valid until the decoder's next record.
-public protocol RatingEventDetails: ~Copyable {
+protocol RatingEventDetails: ~Copyable {
     mutating func timestamp() -> EventTime
     /// `device_id` as bytes, nil when missing or not a string.
     mutating func deviceID() -> UnsafeBufferPointer<UInt8>?
@@ -22,27 +22,6 @@ public protocol RatingEventDetails: ~Copyable {
     mutating func weekID() -> UnsafeBufferPointer<UInt8>?
 }
 
-/// Details already decoded in full, for decoders that read every field anyway.
-public struct DecodedEventDetails: RatingEventDetails {
-    public var time: EventTime
-    public var device: UnsafeBufferPointer<UInt8>?
-    public var event: UnsafeBufferPointer<UInt8>?
-    public var week: UnsafeBufferPointer<UInt8>?
-
-    public init(time: EventTime = .absent, device: UnsafeBufferPointer<UInt8>? = nil,
-                event: UnsafeBufferPointer<UInt8>? = nil, week: UnsafeBufferPointer<UInt8>? = nil) {
-        self.time = time
-        self.device = device
-        self.event = event
-        self.week = week
-    }
-
-    public func timestamp() -> EventTime { time }
-    public func deviceID() -> UnsafeBufferPointer<UInt8>? { device }
-    public func eventID() -> UnsafeBufferPointer<UInt8>? { event }
-    public func weekID() -> UnsafeBufferPointer<UInt8>? { week }
-}
-
 /// The format-neutral end of the pipeline: every decoder (NDJSON lines, typed Firestore
 /// lines, a managed export's entities) hands it one rating event at a time, and it applies the
 /// run's selection (`--as-of`, `--since`, `--week`, `--dedupe`), counts the event or holds it
@@ -50,12 +29,12 @@ public struct DecodedEventDetails: RatingEventDetails {
 ///
 /// One counter reads one piece of one input on one thread; `record` numbers count from 1
 /// within the piece and the aggregator turns them into numbers within the file.
-public struct EventCounter: ~Copyable {
+struct EventCounter: ~Copyable {
     let worker: WorkerTally
-    public private(set) var badRecords = BadLineLog()
+    private(set) var badRecords = BadLineLog()
     /// Records that are not rating events and not bad either: documents or entities of other
     /// collections.
-    public private(set) var leftOut = 0
+    private(set) var leftOut = 0
     // The selection, unpacked so the hot path reads plain values, not a struct holding an array.
     private let filters: Bool
     private let asOf: Timestamp?
@@ -64,10 +43,11 @@ public struct EventCounter: ~Copyable {
     private let needsTimestamp: Bool
     private let dedupe: EventSelection.Dedupe
     private let week: [UInt8]?
-    /// Unretained: `worker` owns it for the whole run, and a retain/release pair per event
-    /// measured a quarter of the deduplicating run's time.
+    /// Unretained: `worker` owns it for the whole run, so an event costs no reference count.
     private let votes: Unmanaged<LatestVotes>?
     private let tally: Tally
+    /// The fields the selection reads, which a decoder may skip otherwise.
+    let wantedFields: FieldSet
     /// Input-order position of this piece's input.
     private let file: Int
 
@@ -82,6 +62,7 @@ public struct EventCounter: ~Copyable {
         week = selection.weekID
         votes = worker.votes.map { Unmanaged.passUnretained($0) }
         tally = worker.tally
+        wantedFields = selection.wantedFields
         self.file = file
     }
 
@@ -89,7 +70,7 @@ public struct EventCounter: ~Copyable {
     /// events within the input for "the later one wins" (a byte offset in the file, or any
     /// number that grows through the file); below 2^44.
     @inline(__always)
-    public mutating func event<D: RatingEventDetails & ~Copyable>(
+    mutating func event<D: RatingEventDetails & ~Copyable>(
         id: UnsafeBufferPointer<UInt8>, rating: Double, record: Int, position: Int64, details: inout D) {
         if !filters {
             worker.validEvents &+= 1
@@ -102,13 +83,13 @@ public struct EventCounter: ~Copyable {
 
     /// A record that is not a usable rating event; `reason` is worded once, by `BadRecord`.
     @inline(__always)
-    public mutating func bad(record: Int, reason: BadRecord) {
+    mutating func bad(record: Int, reason: BadRecord) {
         badRecords.record(line: record, reason: reason.message)
     }
 
     /// A record of another collection or kind: not counted, not bad.
     @inline(__always)
-    public mutating func leftOut(record: Int) {
+    mutating func leftOut(record: Int) {
         leftOut &+= 1
     }
 

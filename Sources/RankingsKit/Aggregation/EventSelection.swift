@@ -17,7 +17,7 @@ public struct EventSelection: Sendable {
     public var weekID: [UInt8]?
     public var dedupe: Dedupe = .none
 
-    public init() {}
+    init() {}
 
     var needsTimestamp: Bool { timeWindow || dedupe == .device }
 

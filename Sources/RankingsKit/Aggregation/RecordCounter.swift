@@ -1,4 +1,41 @@
-/// The JSON-lines decoder: judges each line of one piece of input and hands what it finds to
+/// JSON lines, plain or gzip: flat records and typed Firestore documents, mixed as they come.
+/// A plain file is cut at any byte (a range owns the lines that start in it); a gzip file or a
+/// stream is read whole, inflated or read ahead on a second thread while this one scans.
+struct JSONLinesFormat: RecordFileReader {
+    init() {}
+
+    var splitUnit: Int64? { 1 }
+    var numbersLines: Bool { true }
+
+    func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
+                     into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
+        // Start one byte early: if that byte ends a line, our first line starts at `start`.
+        let from = start == 0 ? 0 : start - 1
+        // The counter moves into the decoder for the range and back out, whatever happens.
+        var lines = RecordCounter(counter: counter, baseOffset: from, atFileStart: start == 0)
+        var read: (records: Int, bytes: Int64)
+        do throws(InputError) {
+            if file.canSplit {
+                var source = DescriptorSource(fd: descriptor, path: file.displayPath, offset: from, progress: progress)
+                let range = LineReader.Range(skipFirstLine: start > 0, limit: end == .max ? .max : end - from,
+                                             atFileStart: start == 0)
+                // Each byte of the file counts once, though ranges read across their ends.
+                read = (try scratch.lines.read(&source, range: range, into: &lines), min(end, file.size) - start)
+            } else {
+                (read.records, read.bytes) = try file.readLines(descriptor: descriptor, with: scratch.lines,
+                                                                progress: progress, into: &lines)
+            }
+            if lines.startsWithArray { throw .jsonArray(path: file.displayPath) }
+        } catch {
+            counter = lines.counter
+            throw error
+        }
+        counter = lines.counter
+        return read
+    }
+}
+
+/// The JSON-lines decoder: judges each line of one range of input and hands what it finds to
 /// the format-neutral `EventCounter`: a flat record's event, a typed Firestore document's
 /// event, a document of another collection (left out), or a bad line.
 ///
@@ -13,19 +50,23 @@ struct RecordCounter: LineConsumer, ~Copyable {
     private(set) var startsWithArray = false
     private var validator: RecordValidator
     private var typed = TypedDocument()
-    /// Stream offset of this piece's first byte, so positions are offsets in the file.
+    /// Stream offset of this range's first byte, so positions are offsets in the file.
     private let baseOffset: Int64
-    /// Whether this piece starts at the file's first byte (where an array would open).
+    /// Whether this range starts at the file's first byte (where an array would open).
     private let atFileStart: Bool
     /// Blank lines seen so far, to know which line is the first non-blank one.
     private var blankLines = 0
 
-    init(worker: WorkerTally, selection: EventSelection = EventSelection(), file: Int = 0, baseOffset: Int64 = 0,
-         atFileStart: Bool = true) {
-        counter = EventCounter(worker: worker, selection: selection, file: file)
-        validator = RecordValidator(wanted: selection.wantedFields)
+    init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true) {
+        validator = RecordValidator(wanted: counter.wantedFields)
+        self.counter = counter
         self.baseOffset = baseOffset
         self.atFileStart = atFileStart
+    }
+
+    /// A decoder with its own counter, for one whole stream of lines.
+    init(worker: WorkerTally, selection: EventSelection = EventSelection()) {
+        self.init(counter: EventCounter(worker: worker, selection: selection))
     }
 
     /// The scan itself finds where the line ends, so no separate pass looks for the `\n`.

@@ -6,7 +6,7 @@ extension RankingsDocument {
     /// Nil unless `DocumentChecker` finds no problem in `document` with extra keys refused (the
     /// caller checks first and reports the problems); only then is every key known to be there
     /// with the type the app decodes. Times keep millisecond precision, as `json()` writes them.
-    public init?(checked document: JSONValue) {
+    init?(checked document: JSONValue) {
         guard case .object(let members) = document.kind else { return nil }
         func member(_ key: String) -> JSONValue? { members.first { $0.key == Array(key.utf8) }?.value }
         func integer(_ value: JSONValue?) -> Int? {

@@ -5,9 +5,9 @@
 /// shows everything there is to fix.
 public struct DocumentChecker: Sendable {
     /// Most entries a list may have, as `--top` (`Rankings.topRange`).
-    public var top: Int
+    var top: Int
     /// Accept keys beyond the ones the app decodes (top level and list entries alike).
-    public var allowExtraKeys: Bool
+    var allowExtraKeys: Bool
 
     /// Four times the 1 MiB a Firestore document may hold, and far beyond a full document (two
     /// lists of 1,000 entries take about 150 KB), so a bigger input is refused unread rather
@@ -32,7 +32,7 @@ public struct DocumentChecker: Sendable {
         }
     }
 
-    public func problems(in document: JSONValue) -> [DocumentProblem] {
+    func problems(in document: JSONValue) -> [DocumentProblem] {
         var log = ProblemLog()
         log.add(DuplicateKeys.problems(in: document))
         checkTopLevel(document, &log)

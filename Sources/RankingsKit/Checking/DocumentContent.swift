@@ -8,13 +8,13 @@ public enum DocumentContent {
     public static func read(_ bytes: [UInt8]) -> JSONValue? { try? parse(bytes) }
 
     /// Why `parse` found no document.
-    public enum Failure: Error {
+    enum Failure: Error {
         case notJSON(JSONSyntaxError)
         case brokenTyping
     }
 
     /// As `read`, saying what was wrong: callers that explain a refusal parse once.
-    public static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
+    static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
         let parsed: JSONValue
         do { parsed = try JSONParser.parse(bytes) } catch { throw .notJSON(error) }
         guard case .object(let members) = parsed.kind,

@@ -4,8 +4,8 @@ import Glibc
 ///
 /// Reads at most one byte more than `DocumentChecker.maximumSize`, enough for the checker to
 /// refuse an oversized input without this ever holding all of it.
-public enum DocumentFile {
-    public static func read(_ path: String) throws(InputError) -> [UInt8] {
+enum DocumentFile {
+    static func read(_ path: String) throws(InputError) -> [UInt8] {
         // Standard input is the caller's to keep open; a file opened here is closed here.
         let opened = path != "-"
         let fd = opened ? open(path, O_RDONLY | O_CLOEXEC) : 0

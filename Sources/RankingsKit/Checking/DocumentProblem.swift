@@ -1,12 +1,12 @@
 /// One way a document falls short of what the app's decoder expects.
 public struct DocumentProblem: Sendable, Equatable, CustomStringConvertible {
-    public var path: JSONPath
-    public var message: String
+    var path: JSONPath
+    var message: String
     /// Byte offset the problem belongs to, so problems found by different checks can be put
     /// back in document order.
-    public var offset: Int
+    var offset: Int
 
-    public init(_ path: JSONPath, _ message: String, at offset: Int) {
+    init(_ path: JSONPath, _ message: String, at offset: Int) {
         self.path = path
         self.message = message
         self.offset = offset

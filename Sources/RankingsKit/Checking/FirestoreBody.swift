@@ -5,7 +5,7 @@ extension DocumentChecker {
     ///
     /// Every problem names a path in the body (`$.fields.hilarious.arrayValue.values[3]
     /// .mapValue.fields.count`), since that is the text the operator has to fix.
-    public func firestoreProblems(in body: [UInt8]) -> [DocumentProblem] {
+    func firestoreProblems(in body: [UInt8]) -> [DocumentProblem] {
         if body.count > Self.maximumSize {
             return [DocumentProblem(.root, "larger than \(Self.maximumSize) bytes, too large for a rankings document",
                                     at: 0)]

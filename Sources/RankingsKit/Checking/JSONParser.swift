@@ -1,8 +1,8 @@
 /// Why a document is not JSON, and the byte where that became certain.
 public struct JSONSyntaxError: Error, Sendable, Equatable {
-    public var reason: String
+    var reason: String
     /// Counts from 0, as `xxd` and `dd skip=` do.
-    public var offset: Int
+    var offset: Int
 
     public init(_ reason: String, at offset: Int) {
         self.reason = reason
@@ -18,7 +18,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable {
 /// than `maximumDepth`, so a hostile document costs memory in proportion to its size, never a
 /// stack overflow.
 public enum JSONParser {
-    public static let maximumDepth = 1000
+    static let maximumDepth = 1000
 
     public static func parse(_ document: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         var reader = Reader(document)

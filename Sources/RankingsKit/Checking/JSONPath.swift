@@ -1,26 +1,26 @@
 /// Where in a document a problem is, written the way people read JSON paths: `$`,
 /// `$.week_id`, `$.hilarious[3].count`, and `$["odd key"]` for a key that is not a plain name.
-public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
-    public private(set) var description: String
+struct JSONPath: Sendable, Equatable, CustomStringConvertible {
+    private(set) var description: String
 
     /// One step down from the root.
-    public enum Step: Sendable, Equatable {
+    enum Step: Sendable, Equatable {
         case member([UInt8])
         case element(Int)
     }
 
     /// The steps from the root, so a path can be rewritten into another document's terms (a
     /// Firestore body's `fields`/`mapValue`/`arrayValue` wrapping).
-    public private(set) var steps: [Step] = []
+    private(set) var steps: [Step] = []
 
-    public static let root = JSONPath(description: "$")
+    static let root = JSONPath(description: "$")
 
     private init(description: String, steps: [Step] = []) {
         self.description = description
         self.steps = steps
     }
 
-    public func member(_ key: [UInt8]) -> JSONPath {
+    func member(_ key: [UInt8]) -> JSONPath {
         if Self.isPlainName(key) {
             return JSONPath(description: description + "." + String(decoding: key, as: UTF8.self),
                             steps: steps + [.member(key)])
@@ -33,9 +33,9 @@ public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
                         steps: steps + [.member(key)])
     }
 
-    public func member(_ key: String) -> JSONPath { member(Array(key.utf8)) }
+    func member(_ key: String) -> JSONPath { member(Array(key.utf8)) }
 
-    public func element(_ index: Int) -> JSONPath {
+    func element(_ index: Int) -> JSONPath {
         JSONPath(description: description + "[\(index)]", steps: steps + [.element(index)])
     }
 

@@ -36,7 +36,7 @@ public struct JSONMember: Sendable, Equatable {
     /// The key's unescaped bytes.
     public var key: [UInt8]
     /// Byte offset of the key's opening quote.
-    public var keyOffset: Int
+    var keyOffset: Int
     public var value: JSONValue
 
     public init(key: [UInt8], keyOffset: Int, value: JSONValue) {

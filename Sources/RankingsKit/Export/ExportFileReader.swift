@@ -16,31 +16,33 @@ public struct ExportFileReader: ~Copyable {
     init(buffers: LogReadBuffers) { self.buffers = buffers }
 
     /// Hands the records whose first fragment starts in `blocks` (of 32 KiB; clamped to the
-    /// file) to `sink`, numbered from 1 within the range; returns how many records that was.
-    /// A range reads past its end to finish its last record and skips the end of the record
-    /// begun before it, so ranges that tile the file see every record once.
+    /// file; nil for all) of `file`, read through `descriptor` with `pread`, to `sink`,
+    /// numbered from 1 within the range; returns how many records that was. A range reads past
+    /// its end to finish its last record and skips the end of the record begun before it, so
+    /// ranges that tile the file see every record once.
     ///
     /// Throws `InputError.corruptExport` (naming the file and byte offset) at the first damage,
-    /// `.readFailed` when the disk fails, `.cannotOpen` when the file went away after the export
-    /// was opened; the sink may have been given records before that.
+    /// `.readFailed` when the disk fails; the sink may have been given records before that.
     public mutating func read<S: ExportSink & ~Copyable>(
-        _ file: ExportOutputFile, blocks: Range<Int64>, into sink: inout S
+        _ file: ExportOutputFile, descriptor: Int32, blocks: Range<Int64>? = nil, into sink: inout S
     ) throws(InputError) -> Int {
-        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var log = LogRecordReader(fd: fd, path: file.displayPath, fileSize: file.size, buffers: buffers)
+        var log = LogRecordReader(fd: descriptor, path: file.displayPath, fileSize: file.size, buffers: buffers)
         return try withUnsafeMutablePointer(to: &sink) { (target) throws(InputError) -> Int in
             var visitor = EntityVisitor(decoder: decoder, rules: rules, sink: target, path: file.displayPath,
                                         templates: buffers.entityTemplates, plain: buffers.plainEvents)
             defer { decoder = visitor.decoder }
-            return try log.read(blocks: blocks, into: &visitor)
+            return try log.read(blocks: blocks ?? 0..<file.blockCount, into: &visitor)
         }
     }
 
-    /// Reads a whole file: `read(file, blocks: 0..<file.blockCount, into:)`.
-    public mutating func read<S: ExportSink & ~Copyable>(_ file: ExportOutputFile, into sink: inout S) throws(InputError) -> Int {
-        try read(file, blocks: 0..<file.blockCount, into: &sink)
+    /// Opens `file` and reads it (or its `blocks`) as above.
+    public mutating func read<S: ExportSink & ~Copyable>(
+        _ file: ExportOutputFile, blocks: Range<Int64>? = nil, into sink: inout S
+    ) throws(InputError) -> Int {
+        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        return try read(file, descriptor: fd, blocks: blocks, into: &sink)
     }
 }
 

@@ -1,5 +1,6 @@
 /// A managed export's output file as one of the aggregator's inputs: read in ranges of whole
-/// 32 KiB blocks, so the threads share a large file as they share a large NDJSON file.
+/// 32 KiB blocks through the aggregator's one descriptor, so the threads share a large file as
+/// they share a large NDJSON file.
 struct ManagedExportFormat: RecordFileReader {
     let entityCount: ExportEntityCount?
 
@@ -12,19 +13,10 @@ struct ManagedExportFormat: RecordFileReader {
         let output = ExportOutputFile(displayPath: file.displayPath, size: file.size)
         let unit = Int64(LogFormat.blockSize)
         let blocks = start / unit ..< (end == .max ? output.blockCount : end / unit)
-        // One read buffer per worker, not one per range: with a 1 MiB buffer allocated for
-        // each range, the heap grew by about a megabyte a range (17-28 MiB at the peak).
-        let buffers: LogReadBuffers
-        if let kept = scratch.kept as? LogReadBuffers {
-            buffers = kept
-        } else {
-            buffers = LogReadBuffers()
-            scratch.kept = buffers
-        }
-        var reader = ExportFileReader(buffers: buffers)
+        var reader = ExportFileReader(buffers: scratch.export)
         let records = try withUnsafeMutablePointer(to: &counter) { (target) throws(InputError) -> Int in
             var sink = CountingSink(counter: target)
-            return try reader.read(output, blocks: blocks, into: &sink)
+            return try reader.read(output, descriptor: descriptor, blocks: blocks, into: &sink)
         }
         let bytes = min(end, file.size) - start
         progress.add(Int(bytes))

@@ -31,13 +31,13 @@ public struct AggregateOptions: Sendable {
     public init(computedAt: Timestamp) { self.computedAt = computedAt }
 
     /// Cores this process may use (the affinity mask, capped by the cgroup CPU quota).
-    public static var availableCores: Int { AvailableCores.count }
+    static var availableCores: Int { AvailableCores.count }
 }
 
 /// Where a job's text goes; the front end points these at the real streams, tests at buffers.
 public struct JobOutput {
-    public var stdout: ([UInt8]) throws(OutputError) -> Void
-    public var stderr: (String) -> Void
+    var stdout: ([UInt8]) throws(OutputError) -> Void
+    var stderr: (String) -> Void
     public init(stdout: @escaping ([UInt8]) throws(OutputError) -> Void, stderr: @escaping (String) -> Void) {
         self.stdout = stdout
         self.stderr = stderr

@@ -1,27 +1,27 @@
 /// The numbers a run reports: on stderr as one line, and with `--report` as JSON.
-public struct RunSummary: Sendable, Equatable {
+struct RunSummary: Sendable, Equatable {
     /// Valid records read, before filters and deduplication.
-    public var validEvents = 0
+    var validEvents = 0
     /// Events that made it into the tally: hilarious + horrible + neutral.
-    public var countedEvents = 0
-    public var filteredOut = 0
-    public var duplicatesRemoved = 0
-    public var hilarious = 0
-    public var horrible = 0
-    public var neutral = 0
-    public var badLines = 0
+    var countedEvents = 0
+    var filteredOut = 0
+    var duplicatesRemoved = 0
+    var hilarious = 0
+    var horrible = 0
+    var neutral = 0
+    var badLines = 0
     /// Documents or entities of other collections (typed lines, managed exports): not events,
     /// not bad.
-    public var leftOutDocuments = 0
-    public var distinctJokes = 0
-    public var inputBytes: Int64 = 0
-    public var seconds = 0.0
+    var leftOutDocuments = 0
+    var distinctJokes = 0
+    var inputBytes: Int64 = 0
+    var seconds = 0.0
     /// 0 when the document was written, 65 when the data was rejected.
-    public var exitStatus: Int32 = 0
+    var exitStatus: Int32 = 0
 
-    public init() {}
+    init() {}
 
-    public var line: String {
+    var line: String {
         var text = "rankings: " + counted(validEvents, "event", "events")
             + " (\(hilarious) hilarious, \(horrible) horrible, \(neutral) neutral"
         if filteredOut > 0 { text += ", \(filteredOut) left out by filters" }
@@ -33,7 +33,7 @@ public struct RunSummary: Sendable, Equatable {
             + ", " + counted(inputBytes, "byte", "bytes") + " in \(format3(seconds)) s"
     }
 
-    public func reportJSON() -> [UInt8] {
+    func reportJSON() -> [UInt8] {
         var w = JSONWriter()
         w.raw("{\n")
         let fields: [(String, String)] = [

@@ -10,7 +10,7 @@ public struct MaxDrop: Sendable, Equatable {
     static let scale: Int64 = 1_000_000
     let micropercent: Int64
     /// As given on the command line, for messages.
-    public let text: String
+    let text: String
 
     /// `0` to `100`, with at most six decimals (`1`, `0.5`, `2.25`); nil for anything else.
     public init?(_ text: String) {
@@ -39,10 +39,10 @@ public struct MaxDrop: Sendable, Equatable {
 /// or an exporter pointed at the wrong place, and the app would show the smaller, wrong
 /// leaderboard. Only a document for the same `week_id` is compared: a weekly run replacing the
 /// all-time document, or the reverse, is a different leaderboard, not a shrunken one.
-public enum ShrinkGuard {
+enum ShrinkGuard {
     /// The reason to refuse the run (status 65), or nil to go ahead. `warn` hears why the old
     /// document could not be compared.
-    public static func refusal(replacing path: String, weekID: String, hilarious: Int, horrible: Int,
+    static func refusal(replacing path: String, weekID: String, hilarious: Int, horrible: Int,
                                maxDrop: MaxDrop, warn: (String) -> Void) -> String? {
         let old: (weekID: [UInt8], total: Int64)
         switch previous(path) {

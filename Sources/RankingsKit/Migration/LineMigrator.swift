@@ -4,12 +4,12 @@
 /// A kept line is copied from the reader's buffer in at most three pieces (before the rating,
 /// the new digit, after it), so every byte that is not the rating's value survives as read:
 /// spacing, key escapes, field order, earlier duplicate `rating` keys, a trailing CR.
-public struct LineMigrator: LineConsumer, ~Copyable {
-    public private(set) var counts = MigrationCounts()
+struct LineMigrator: LineConsumer, ~Copyable {
+    private(set) var counts = MigrationCounts()
     /// The first `BadLineLog.shownLimit` bad lines of the whole run, with the path of each.
-    public private(set) var shownBadLines: [(path: String, line: BadLine)] = []
+    private(set) var shownBadLines: [(path: String, line: BadLine)] = []
     /// The input now being read, as bad-line messages name it; line numbers restart with it.
-    public var path = ""
+    var path = ""
 
     /// Nil for a dry run: lines are judged and counted, nothing is written.
     let output: BatchedOutput?
@@ -18,7 +18,7 @@ public struct LineMigrator: LineConsumer, ~Copyable {
     init(output: BatchedOutput?) { self.output = output }
 
     @inline(__always)
-    public mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
+    mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
         // The same rules, and so the same verdicts and messages, as `rankings aggregate`.
         let value: Double
         switch validator.judge(start) {
@@ -46,7 +46,7 @@ public struct LineMigrator: LineConsumer, ~Copyable {
         }
     }
 
-    public mutating func overlongLine(number: Int, offset: Int64) {
+    mutating func overlongLine(number: Int, offset: Int64) {
         bad(number, BadRecord.overlong.message)
     }
 

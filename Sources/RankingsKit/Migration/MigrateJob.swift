@@ -37,7 +37,11 @@ public enum MigrateJob {
         var migrator = LineMigrator(output: batched)
         for file in files {
             migrator.path = file.displayPath
-            do { _ = try file.readLines(with: reader, into: &migrator) } catch { throw .input(error) }
+            do {
+                let opened = try file.open()
+                defer { withExtendedLifetime(opened) {} }
+                _ = try file.readLines(descriptor: opened.fd, with: reader, into: &migrator)
+            } catch { throw .input(error) }
             if let failure = batched?.failure { throw .output(failure) }
         }
         batched?.flush()

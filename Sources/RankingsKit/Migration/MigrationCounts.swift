@@ -4,17 +4,17 @@
 /// the blank ones.
 public struct MigrationCounts: Sendable, Equatable {
     /// Events whose rating was already written `5` or `1`.
-    public var unchanged = 0
-    public var rewrittenToHilarious = 0
-    public var rewrittenToHorrible = 0
-    public var droppedNeutral = 0
+    var unchanged = 0
+    var rewrittenToHilarious = 0
+    var rewrittenToHorrible = 0
+    var droppedNeutral = 0
     /// Lines `rankings aggregate` would reject; never written.
-    public var badLines = 0
+    var badLines = 0
 
-    public init() {}
+    init() {}
 
     /// Lines the output holds (or would hold).
-    public var written: Int { unchanged + rewrittenToHilarious + rewrittenToHorrible }
+    var written: Int { unchanged + rewrittenToHilarious + rewrittenToHorrible }
 
     mutating func count(_ action: ScaleMigration.Action) {
         switch action {
@@ -26,7 +26,7 @@ public struct MigrationCounts: Sendable, Equatable {
     }
 
     /// The one-line summary on stderr after a run.
-    public var summaryLine: String {
+    var summaryLine: String {
         "rankings: " + counted(written, "event", "events") + " written (\(unchanged) unchanged, "
             + "\(rewrittenToHilarious) rewritten to 5, \(rewrittenToHorrible) rewritten to 1), "
             + "\(droppedNeutral) neutral dropped, " + counted(badLines, "bad line", "bad lines")
@@ -34,7 +34,7 @@ public struct MigrationCounts: Sendable, Equatable {
 
     /// What `--dry-run` prints on stdout: one `name: count` per line, fixed names in a fixed
     /// order, so a script can pick a number out with `grep` or `awk`.
-    public var dryRunReport: [UInt8] {
+    var dryRunReport: [UInt8] {
         let rows: [(String, Int)] = [
             ("unchanged", unchanged), ("rewritten_to_5", rewrittenToHilarious),
             ("rewritten_to_1", rewrittenToHorrible), ("dropped_neutral", droppedNeutral), ("bad_lines", badLines),

@@ -1,8 +1,8 @@
 /// The database migration's rule for one event, from the five-point scale to the binary one:
 /// Hilarious becomes `5`, Horrible becomes `1`, and a neutral vote, which the binary scale
 /// cannot express, is dropped.
-public enum ScaleMigration {
-    public enum Action: Equatable, Sendable {
+enum ScaleMigration {
+    enum Action: Equatable, Sendable {
         /// The rating is already spelled `5` or `1`: the line goes out byte for byte.
         case keep
         /// A Hilarious rating spelled any other way (`4`, `4.5`, `5.0`, `0.5e1`) becomes `5`.
@@ -19,7 +19,7 @@ public enum ScaleMigration {
     /// ratings as those integers, so `5.0` is rewritten too, which makes the output uniform and
     /// the "rewritten" counts say how many lines changed.
     @inline(__always)
-    public static func action(rating raw: UnsafeBufferPointer<UInt8>, value: Double) -> Action {
+    static func action(rating raw: UnsafeBufferPointer<UInt8>, value: Double) -> Action {
         switch RatingKind(value) {
         case .neutral:
             return .drop
@@ -31,6 +31,6 @@ public enum ScaleMigration {
     }
 
     /// The binary scale's two ratings, as the single bytes written in place of the old value.
-    public static let hilariousDigit = UInt8(ascii: "5")
-    public static let horribleDigit = UInt8(ascii: "1")
+    static let hilariousDigit = UInt8(ascii: "5")
+    static let horribleDigit = UInt8(ascii: "1")
 }

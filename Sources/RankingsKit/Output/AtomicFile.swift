@@ -30,7 +30,7 @@ public enum OutputError: Error, Sendable, Equatable {
 /// that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) cannot be
 /// replaced by renaming without destroying it, so it is opened and written directly.
 public final class AtomicFile {
-    public let path: String
+    let path: String
     private var fd: Int32
     private var mode: mode_t
     /// The target's directory, held open: the file lands in the directory the run started
@@ -73,7 +73,7 @@ public final class AtomicFile {
         return (directory, String(path[path.index(after: slash)...]))
     }
 
-    public init(path: String) throws(OutputError) {
+    init(path: String) throws(OutputError) {
         self.path = path
         var target = path
         if let resolved = realpath(path, nil) {
@@ -162,7 +162,7 @@ public final class AtomicFile {
         }
     }
 
-    public func write(_ bytes: [UInt8]) throws(OutputError) {
+    func write(_ bytes: [UInt8]) throws(OutputError) {
         do {
             try FileDescriptor.writeAll(fd, bytes)
         } catch {
@@ -171,7 +171,7 @@ public final class AtomicFile {
     }
 
     /// Flushes the new contents and puts them in place of the target.
-    public func commit() throws(OutputError) { try Self.commit([self]) }
+    func commit() throws(OutputError) { try Self.commit([self]) }
 
     /// Puts every file in place of its target, or none: a failure flushing any of them leaves
     /// every target untouched, and a failure renaming one puts back the targets already replaced
@@ -179,7 +179,7 @@ public final class AtomicFile {
     ///
     /// `last` runs once every file is in place, before the old contents are dropped: if it
     /// throws (standard output is full), every target gets its old contents back as well.
-    public static func commit(_ files: [AtomicFile],
+    static func commit(_ files: [AtomicFile],
                               last: () throws(OutputError) -> Void = {}) throws(OutputError) {
         for file in files { try file.flush() }
         var done: [AtomicFile] = []
@@ -280,7 +280,7 @@ public final class AtomicFile {
     }
 
     /// Removes the new contents; the target stays as it was.
-    public func discard() {
+    func discard() {
         if fd >= 0 {
             close(fd)
             fd = -1

@@ -7,7 +7,7 @@ public enum DocumentFormat: String, Sendable, CaseIterable {
 }
 
 extension RankingsDocument {
-    public func bytes(in format: DocumentFormat) -> [UInt8] {
+    func bytes(in format: DocumentFormat) -> [UInt8] {
         switch format {
         case .json: json()
         case .firestore: firestore()

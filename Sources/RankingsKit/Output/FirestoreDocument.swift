@@ -7,7 +7,7 @@ extension RankingsDocument {
     /// which a plain JSON upload would turn into a string and doubles. Integers are decimal
     /// strings, as proto3 JSON writes int64; strings use the same escaping as `json()`, so ids
     /// come back byte for byte. One list entry per line, so golden files diff well.
-    public func firestore() -> [UInt8] {
+    func firestore() -> [UInt8] {
         var w = JSONWriter()
         w.raw("{\n  \"fields\": {\n    \"week_id\": ")
         Self.stringValue(weekID, &w)

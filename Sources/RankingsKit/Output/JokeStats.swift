@@ -1,11 +1,11 @@
 /// `--stats`: every joke's numbers, one NDJSON line per joke in ascending byte order of id,
 /// for write-time counters on each joke and a community score beside a user's own.
-public enum JokeStats {
+enum JokeStats {
     /// Lines are handed to `write` in batches of about this many bytes: the file streams out,
     /// instead of being held whole in memory (2.2 GB for 5 M jokes).
     static let batchSize = 256 << 10
 
-    public static func write(_ tally: Tally, to write: ([UInt8]) throws(OutputError) -> Void) throws(OutputError) {
+    static func write(_ tally: Tally, to write: ([UInt8]) throws(OutputError) -> Void) throws(OutputError) {
         var w = JSONWriter()
         w.bytes.reserveCapacity(batchSize + 4096)
         for entry in tally.sortedEntries() {
@@ -31,12 +31,5 @@ public enum JokeStats {
             }
         }
         if !w.bytes.isEmpty { try write(w.bytes) }
-    }
-
-    /// The whole file in memory, for tests and small tallies.
-    public static func ndjson(_ tally: Tally) -> [UInt8] {
-        var all: [UInt8] = []
-        try! write(tally) { (bytes: [UInt8]) throws(OutputError) in all += bytes }
-        return all
     }
 }

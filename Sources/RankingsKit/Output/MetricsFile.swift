@@ -5,18 +5,18 @@ import Glibc
 ///
 /// Every value describes the last run, so every metric is a gauge: a count of events in one run
 /// goes up and down from night to night, which is why none of them ends in `_total`.
-public struct RunMetrics: Sendable {
+struct RunMetrics: Sendable {
     /// Unix time at which the run ended.
-    public var endedAt: Int64
-    public var durationSeconds: Double
-    public var exitStatus: Int32
+    var endedAt: Int64
+    var durationSeconds: Double
+    var exitStatus: Int32
     /// The run's counts; nil when the inputs were not read to the end (66, 73, a read error, a
     /// corrupt gzip), whose counts would be partial.
-    public var summary: RunSummary?
+    var summary: RunSummary?
     /// The totals of the document the run made: written, or refused by `--max-drop`.
-    public var documentTotals: (hilarious: Int, horrible: Int)?
+    var documentTotals: (hilarious: Int, horrible: Int)?
 
-    public init(endedAt: Int64, durationSeconds: Double, exitStatus: Int32) {
+    init(endedAt: Int64, durationSeconds: Double, exitStatus: Int32) {
         self.endedAt = endedAt
         self.durationSeconds = durationSeconds
         self.exitStatus = exitStatus
@@ -25,7 +25,7 @@ public struct RunMetrics: Sendable {
     /// The file in the Prometheus text exposition format (version 0.0.4). A failed run takes
     /// `lastSuccess` from the file it replaces, so "time since the last success" keeps growing
     /// through failures; there is no such line until a run has succeeded.
-    public func exposition(lastSuccess previous: Int64?) -> [UInt8] {
+    func exposition(lastSuccess previous: Int64?) -> [UInt8] {
         var text = ""
         func metric(_ name: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
@@ -66,11 +66,11 @@ public struct RunMetrics: Sendable {
 /// Writes `--metrics PATH`. Unlike the other outputs it is written last, after the outcome is
 /// known, and a metrics file that cannot be written never changes the run's exit status: a
 /// monitoring problem must not turn a good night into a failed one.
-public enum MetricsFile {
+enum MetricsFile {
     static let successName = Array("rankings_last_success_timestamp_seconds".utf8)
 
     /// Replaces the file at `path` atomically; returns a warning when that failed.
-    public static func write(_ metrics: RunMetrics, to path: String) -> String? {
+    static func write(_ metrics: RunMetrics, to path: String) -> String? {
         let bytes = metrics.exposition(lastSuccess: lastSuccess(in: path))
         do {
             let file = try AtomicFile(path: path)

@@ -2,14 +2,14 @@
 ///
 /// Exactly the keys the app decodes, in a fixed order and layout, one list entry per line,
 /// so that documents diff well and golden files compare byte for byte.
-public struct RankingsDocument: Sendable {
-    public var weekID: String
-    public var rankings: Rankings
-    public var computedAt: Timestamp
+struct RankingsDocument: Sendable {
+    var weekID: String
+    var rankings: Rankings
+    var computedAt: Timestamp
     /// Bounds of a weekly document's ISO week; absent from the all-time document.
-    public var weekBounds: (start: Timestamp, end: Timestamp)?
+    var weekBounds: (start: Timestamp, end: Timestamp)?
 
-    public init(weekID: String = "all_time", rankings: Rankings, computedAt: Timestamp,
+    init(weekID: String = "all_time", rankings: Rankings, computedAt: Timestamp,
                 weekBounds: (start: Timestamp, end: Timestamp)? = nil) {
         self.weekID = weekID
         self.rankings = rankings
@@ -17,7 +17,7 @@ public struct RankingsDocument: Sendable {
         self.weekBounds = weekBounds
     }
 
-    public func json() -> [UInt8] {
+    func json() -> [UInt8] {
         var w = JSONWriter()
         w.raw("{\n  \"week_id\": ")
         w.string(weekID)

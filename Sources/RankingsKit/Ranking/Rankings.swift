@@ -1,24 +1,24 @@
 /// One entry of a leaderboard list.
-public struct RankedJoke: Sendable, Equatable {
+struct RankedJoke: Sendable, Equatable {
     /// The joke id's exact bytes.
-    public var id: [UInt8]
-    public var count: Int
-    public var rank: Int
+    var id: [UInt8]
+    var count: Int
+    var rank: Int
 }
 
 /// The two leaderboards the app shows, and the totals beside them.
 public struct Rankings: Sendable, Equatable {
-    public var hilarious: [RankedJoke]
-    public var horrible: [RankedJoke]
+    var hilarious: [RankedJoke]
+    var horrible: [RankedJoke]
     /// Every Hilarious / Horrible event, not only those of listed jokes.
-    public var totalHilarious: Int
-    public var totalHorrible: Int
+    var totalHilarious: Int
+    var totalHorrible: Int
 
     /// Entries per list accepted by `--top`.
     public static let topRange = 1...1000
 
     /// Lists and totals as they are, already ranked: a stored document read back.
-    public init(hilarious: [RankedJoke], horrible: [RankedJoke], totalHilarious: Int, totalHorrible: Int) {
+    init(hilarious: [RankedJoke], horrible: [RankedJoke], totalHilarious: Int, totalHorrible: Int) {
         self.hilarious = hilarious
         self.horrible = horrible
         self.totalHilarious = totalHilarious
@@ -27,7 +27,7 @@ public struct Rankings: Sendable, Equatable {
 
     /// Ranks by count, highest first; ties go to the smaller id in byte order, so the result
     /// does not depend on the order of the input (the old function kept arrival order).
-    public init(_ tally: Tally, top: Int) {
+    init(_ tally: Tally, top: Int) {
         var totalHilarious = 0, totalHorrible = 0
         for e in 0..<tally.jokeCount {
             let c = tally.counts(e)

@@ -1,7 +1,8 @@
 import Glibc
+import Synchronization
 
 /// Anything the job can read bytes from in chunks: a range of a file, a pipe, a gzip stream.
-public protocol ByteSource: SendableMetatype {
+protocol ByteSource: SendableMetatype {
     /// Reads up to `count` bytes into `buffer`; returns 0 only at the end of the data.
     mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int
     /// Bytes taken from the underlying file or pipe so far (compressed bytes for gzip), for
@@ -14,8 +15,8 @@ public protocol ByteSource: SendableMetatype {
 }
 
 extension ByteSource {
-    public var defersChecksums: Bool { false }
-    public mutating func takeDeferredChecksums() -> [DeferredChecksum] { [] }
+    var defersChecksums: Bool { false }
+    mutating func takeDeferredChecksums() -> [DeferredChecksum] { [] }
 }
 
 /// A failure while reading one input, named by the path the user gave.
@@ -44,26 +45,25 @@ public enum InputError: Error, Sendable, Equatable {
     case incompleteExport(path: String, reason: String)
 }
 
-/// Reads a file descriptor from a fixed offset with `pread`, so several threads can share
-/// one open file and each read its own range.
-public struct FileRangeSource: ByteSource {
+/// Reads an input's descriptor: a range of a regular file with `pread` from `offset`, so
+/// several threads share one open file, each reading its own range; or, with no offset, a
+/// stream (a pipe, standard input) front to back with `read`. Every byte read is added to the
+/// run's `progress`.
+struct DescriptorSource: ByteSource {
     let fd: Int32
     let path: String
-    var offset: Int64
-    public private(set) var bytesConsumed: Int64 = 0
+    /// Where the next `pread` starts; nil for a stream.
+    var offset: Int64?
+    let progress: ProgressCounter
+    private(set) var bytesConsumed: Int64 = 0
 
-    public init(fd: Int32, path: String, offset: Int64) {
-        self.fd = fd
-        self.path = path
-        self.offset = offset
-    }
-
-    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         while true {
-            let n = pread(fd, buffer, count, off_t(offset))
+            let n = offset.map { pread(fd, buffer, count, off_t($0)) } ?? Glibc.read(fd, buffer, count)
             if n >= 0 {
-                offset += Int64(n)
+                offset? += Int64(n)
                 bytesConsumed += Int64(n)
+                progress.add(n)
                 return n
             }
             if errno == EINTR { continue }
@@ -72,26 +72,10 @@ public struct FileRangeSource: ByteSource {
     }
 }
 
-/// Reads a stream (a pipe, standard input) front to back with `read`.
-public struct StreamSource: ByteSource {
-    let fd: Int32
-    let path: String
-    public private(set) var bytesConsumed: Int64 = 0
-
-    public init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
-    }
-
-    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
-        while true {
-            let n = Glibc.read(fd, buffer, count)
-            if n >= 0 {
-                bytesConsumed += Int64(n)
-                return n
-            }
-            if errno == EINTR { continue }
-            throw .readFailed(path: path, reason: String(cString: strerror(errno)))
-        }
-    }
+/// Bytes read from disk or pipe so far by all threads of a run, for the progress line.
+final class ProgressCounter: Sendable {
+    private let done = Atomic<Int64>(0)
+    init() {}
+    var bytesDone: Int64 { done.load(ordering: .relaxed) }
+    func add(_ n: Int) { done.add(Int64(n), ordering: .relaxed) }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// `deferChecksums`: with ISA-L, each member's CRC-32 is handed on (`takeDeferredChecksums`)
 /// for the thread that reads the inflated bytes to check, instead of computed here. A gzip run
 /// waits on the inflating thread alone; the scanning thread has time to spare.
-public struct GzipSource<Compressed: ByteSource>: ByteSource {
+struct GzipSource<Compressed: ByteSource>: ByteSource {
     private var compressed: Compressed
     private let path: String
     /// Owns the inflater's state and the input buffer; copies of the source share it, and it
@@ -26,11 +26,11 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
     private var inflated: Int64 = 0
     private var deferred: [DeferredChecksum] = []
 
-    public var bytesConsumed: Int64 { compressed.bytesConsumed }
-    public let defersChecksums: Bool
+    var bytesConsumed: Int64 { compressed.bytesConsumed }
+    let defersChecksums: Bool
 
     /// A source that checks every member's CRC-32 itself.
-    public init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active) throws(InputError) {
+    init(_ compressed: Compressed, path: String, using kind: Inflaters.Kind = Inflaters.active) throws(InputError) {
         try self.init(compressed, path: path, using: kind, deferChecksums: false)
     }
 
@@ -48,12 +48,12 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
         self.inflater = inflater
     }
 
-    public mutating func takeDeferredChecksums() -> [DeferredChecksum] {
+    mutating func takeDeferredChecksums() -> [DeferredChecksum] {
         defer { deferred = [] }
         return deferred
     }
 
-    public mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         if finished { return 0 }
         let want = min(count, Int(UInt32.max))
         var produced = 0
@@ -104,31 +104,31 @@ public struct GzipSource<Compressed: ByteSource>: ByteSource {
 
 /// A gzip member's CRC-32, for the reader of the inflated bytes to check: the CRC-32 of the
 /// bytes before `end` since the previous check (or the start) must be `expected`.
-public struct DeferredChecksum: Sendable {
+struct DeferredChecksum: Sendable {
     /// Where the member ends, in bytes of the inflated stream from its start.
-    public let end: Int64
-    public let expected: UInt32
+    let end: Int64
+    let expected: UInt32
     /// What the read fails with when the bytes do not match.
-    public let failure: InputError
+    let failure: InputError
 }
 
 /// Which inflater a binary uses, for `--version` and the tests.
 public enum Inflaters {
-    public enum Kind: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
         case isal, zlib
-        public var name: String { self == .isal ? "ISA-L" : "zlib" }
+        var name: String { self == .isal ? "ISA-L" : "zlib" }
     }
 
     /// ISA-L when libisal.so.2 loads, unless `RANKINGS_INFLATE=zlib` asks for zlib (read once:
     /// the test suite runs once more that way, so both inflaters pass every gzip test).
-    public static let active: Kind = {
+    static let active: Kind = {
         if let forced = getenv("RANKINGS_INFLATE"), String(cString: forced) == "zlib" { return .zlib }
         return rk_isal_available() != 0 ? .isal : .zlib
     }()
 
     /// Why zlib inflates: a binary compiled without ISA-L's header cannot use libisal2 even where
     /// it is installed, so installing the library would not help; only then does it say so.
-    public static var whyNotISAL: String {
+    static var whyNotISAL: String {
         if rk_isal_available() != 0 { return "RANKINGS_INFLATE=zlib" }
         return rk_isal_built_in() != 0 ? "libisal.so.2 not found" : "built without ISA-L"
     }
@@ -164,8 +164,8 @@ final class Inflater {
         case .zlib:
             let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
             stream.initialize(to: z_stream())
-            // 15 + 16: the largest window, and the gzip wrapper only. With zlib's automatic
-            // detection (+ 32) a zlib stream after a gzip member was read as one more member.
+            // 15 + 16: the largest window, and the gzip wrapper only (automatic detection, + 32,
+            // would read a zlib stream after a gzip member as one more member).
             guard inflateInit2_(stream, 15 + 16, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
                 stream.deallocate()
                 return nil
@@ -234,6 +234,6 @@ final class Inflater {
 }
 
 /// The first two bytes of every gzip member.
-public enum GzipMagic {
-    public static func matches(_ b0: UInt8, _ b1: UInt8) -> Bool { b0 == 0x1F && b1 == 0x8B }
+enum GzipMagic {
+    static func matches(_ b0: UInt8, _ b1: UInt8) -> Bool { b0 == 0x1F && b1 == 0x8B }
 }

@@ -4,18 +4,11 @@ import Glibc
 /// a missing file fails the run before any work is done, but it is opened again only when it
 /// is read: a directory of thousands of files never holds thousands of descriptors.
 ///
-/// Three separate facts say how to read it: its `format` (what a record looks like), its
-/// `compression` and whether it `canSplit` (whether threads may read byte ranges of it).
-public struct InputFile: Sendable {
-    /// What a record of the input looks like.
-    public enum Format: Sendable {
-        /// JSON lines: flat records and typed Firestore documents, mixed as they come.
-        case jsonLines
-        /// A format with its own reader (a managed export's output files).
-        case records(any RecordFileReader)
-    }
-
-    public enum Compression: Sendable, Equatable {
+/// Three separate facts say how to read it: its `format` (the reader that turns its bytes into
+/// records), its `compression` and whether it `canSplit` (whether threads may read byte ranges
+/// of it).
+struct InputFile: Sendable {
+    enum Compression: Sendable, Equatable {
         case none
         case gzip
         /// A stream, whose first bytes are looked at when it is read.
@@ -26,7 +19,7 @@ public struct InputFile: Sendable {
     }
 
     /// Where the bytes come from.
-    public enum Origin: Sendable, Equatable {
+    enum Origin: Sendable, Equatable {
         /// Opened for reading when read, closed after.
         case path(String)
         /// A descriptor already open (standard input, tests), never closed here.
@@ -35,25 +28,21 @@ public struct InputFile: Sendable {
 
     /// The path as the user gave it (`-` for standard input), or `DIR/name` for a file found
     /// in a directory: what bad-record messages print.
-    public let displayPath: String
-    public let origin: Origin
-    public let format: Format
-    public let compression: Compression
+    let displayPath: String
+    let origin: Origin
+    /// JSON lines unless the input is a managed export's output file.
+    let format: any RecordFileReader
+    let compression: Compression
     /// Bytes on disk, for splitting and progress; 0 for streams.
-    public let size: Int64
+    let size: Int64
     /// Device and inode of a regular file, to recognise the run's own outputs.
     let identity: FileIdentity?
 
     /// Threads may read byte ranges of it: a regular uncompressed file.
-    public var canSplit: Bool {
-        guard size > 0, compression == .none else { return false }
-        switch format {
-        case .jsonLines: return true
-        case .records(let reader): return reader.splitUnit != nil
-        }
-    }
+    var canSplit: Bool { size > 0 && compression == .none && format.splitUnit != nil }
 
-    public init(displayPath: String, origin: Origin, format: Format = .jsonLines, compression: Compression,
+    init(displayPath: String, origin: Origin, format: any RecordFileReader = JSONLinesFormat(),
+                compression: Compression,
                 size: Int64, identity: FileIdentity? = nil) {
         self.displayPath = displayPath
         self.origin = origin
@@ -63,19 +52,8 @@ public struct InputFile: Sendable {
         self.identity = identity
     }
 
-    /// An open descriptor read the old way (fuzz targets and tests).
-    public enum Kind: Sendable, Equatable { case regular, gzip, stream }
-    public init(displayPath: String, fd: Int32, kind: Kind, size: Int64) {
-        let compression: Compression = switch kind {
-        case .regular: .none
-        case .gzip: .gzip
-        case .stream: .detectOnRead
-        }
-        self.init(displayPath: displayPath, origin: .descriptor(fd), compression: compression, size: size)
-    }
-
     /// The descriptor of an `Origin.descriptor` input; -1 for one opened when read.
-    public var fd: Int32 {
+    var fd: Int32 {
         if case .descriptor(let fd) = origin { return fd }
         return -1
     }
@@ -86,7 +64,7 @@ public struct InputFile: Sendable {
     ///   - warn: told about each directory entry skipped because it is not a regular file.
     ///   - managedExports: read a Firestore managed export's directory (its output files, as its
     ///     metadata lists them); false refuses one (`migrate` rewrites JSON lines only).
-    public static func resolve(_ arguments: [String], managedExports: Bool = true,
+    static func resolve(_ arguments: [String], managedExports: Bool = true,
                                warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
         var files: [InputFile] = []
         for argument in arguments {
@@ -109,7 +87,7 @@ public struct InputFile: Sendable {
                 }
                 for output in export.outputFiles {
                     files.append(InputFile(displayPath: output.displayPath, origin: .path(output.displayPath),
-                                           format: .records(ManagedExportFormat(entityCount: output.entityCount)),
+                                           format: ManagedExportFormat(entityCount: output.entityCount),
                                            compression: .none, size: output.size))
                 }
                 continue
@@ -126,7 +104,7 @@ public struct InputFile: Sendable {
     }
 
     /// Suffixes of the files a directory contributes.
-    public static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
+    static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
 
     static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
@@ -154,22 +132,29 @@ public struct InputFile: Sendable {
     }
 
     /// Opens the input for reading; the descriptor is closed when the result goes away
-    /// (unless the input is a descriptor it was given).
+    /// (unless the input is a descriptor it was given). A listed path must still name a
+    /// regular file, the one listed when the listing knew it: a file swapped for another (a
+    /// night's folder replaced under `current`) is refused, and a FIFO swapped in is never
+    /// waited on.
     func open() throws(InputError) -> OpenedInput {
-        switch origin {
-        case .path(let path): try OpenedInput(path)
-        case .descriptor(let fd): OpenedInput(borrowing: fd)
+        guard case .path(let path) = origin else { return OpenedInput(borrowing: fd) }
+        let opened = try OpenedInput(path, flags: O_NONBLOCK)
+        var st = stat()
+        guard fstat(opened.fd, &st) == 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        guard st.st_mode & S_IFMT == S_IFREG, identity == nil || identity == FileIdentity(st) else {
+            throw .cannotOpen(path: path, reason: "replaced since the run listed it")
         }
+        return opened
     }
 }
 
-/// A descriptor owned for one read of one input.
+/// A descriptor owned for the reading of one input.
 final class OpenedInput {
     let fd: Int32
     private var owned: Bool
 
-    init(_ path: String) throws(InputError) {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    init(_ path: String, flags: Int32 = 0) throws(InputError) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | flags)
         guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         self.fd = fd
         owned = true
@@ -190,7 +175,7 @@ final class OpenedInput {
 }
 
 /// Which file a path names, whatever the path.
-public struct FileIdentity: Sendable, Hashable {
+struct FileIdentity: Sendable, Hashable {
     let device: UInt64
     let inode: UInt64
     init(_ st: stat) {
@@ -199,16 +184,24 @@ public struct FileIdentity: Sendable, Hashable {
     }
 }
 
-/// A readable regular file a reader of another format (a managed export's output files) turns
-/// into records; the aggregator schedules it like a JSON-lines file.
-public protocol RecordFileReader: Sendable {
-    /// Files may be cut at multiples of this many bytes (a LevelDB log's 32 KiB block); nil
-    /// when a file must be read whole by one thread.
+/// How one kind of input file turns into records: JSON lines (`JSONLinesFormat`) or a managed
+/// export's output file (`ManagedExportFormat`). The aggregator opens each file once and hands
+/// every range it cuts to the file's reader with that descriptor; the reader hands each record
+/// to the run's `EventCounter`, which words and logs bad ones the same way for every format.
+protocol RecordFileReader: Sendable {
+    /// Files may be cut at multiples of this many bytes (1 for lines, a LevelDB log's 32 KiB
+    /// block); nil when a file must be read whole by one thread.
     var splitUnit: Int64? { get }
-    /// Reads the records that *start* in `start..<end` of `file` (`end` is `Int64.max` for the
-    /// last range), reading past `end` to finish the last one, and hands each to `counter`,
-    /// numbered from 1 within the range (bad ones print as `PATH:record N`). Returns the records seen and the bytes of the range.
-    /// `scratch` is the calling worker's, the same for every range it reads.
+    /// Bad records are numbered in lines (`PATH:N: reason`), or else in records
+    /// (`PATH:record N: reason`).
+    var numbersLines: Bool { get }
+    /// Reads the records that *start* in `start..<end` of `file` through `descriptor`, which
+    /// stays open for the whole call and is shared with other threads reading other ranges
+    /// (read it with `pread` only, or as a stream when the file cannot be split). `end` is
+    /// `Int64.max` for the last range; a reader reads past `end` to finish its last record.
+    /// Each record goes to `counter`, numbered from 1 within the range. Returns the records
+    /// seen and the stored bytes the range accounts for. `scratch` is the calling worker's,
+    /// the same for every range it reads.
     func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
               into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64)
     /// What the file's records must add up to with other files' (a managed export's entity
@@ -217,5 +210,6 @@ public protocol RecordFileReader: Sendable {
 }
 
 extension RecordFileReader {
-    public var entityCount: ExportEntityCount? { nil }
+    var numbersLines: Bool { false }
+    var entityCount: ExportEntityCount? { nil }
 }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Receives the lines a `LineReader` hands out.
-public protocol LineConsumer: ~Copyable {
+protocol LineConsumer: ~Copyable {
     /// One line, without its `\n`. The byte at `end` is `\n` and `LineReader.padding` bytes
     /// after it are readable: the contract `JSONLineScanner` relies on.
     mutating func line(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>, number: Int, offset: Int64)
@@ -20,7 +20,7 @@ public protocol LineConsumer: ~Copyable {
 
 extension LineConsumer where Self: ~Copyable {
     @inline(__always)
-    public mutating func line(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, final: Bool,
+    mutating func line(from start: UnsafePointer<UInt8>, dataEnd: UnsafePointer<UInt8>, final: Bool,
                               number: Int, offset: Int64) -> UnsafePointer<UInt8>? {
         let end = memchr(start, 0x0A, dataEnd - start + 1)!.assumingMemoryBound(to: UInt8.self)
         if end == dataEnd && !final { return nil }
@@ -35,21 +35,20 @@ extension LineConsumer where Self: ~Copyable {
 /// front and completed by the next read. The buffer starts at `chunkSize` and grows only for
 /// a line longer than it, up to `maxLineLength`; a longer line is reported and skipped, so
 /// memory never depends on the size of a file, only on its longest line.
-public final class LineReader {
-    /// Big enough that a read(2) per chunk costs nothing measurable, small enough to stay in
-    /// the L2 cache: the 1 GB bench takes the same time as with 1 MiB, in 1.5 MiB less memory.
-    public static let chunkSize = 256 << 10
+final class LineReader {
+    /// Big enough that a read(2) per chunk is noise, small enough to stay in the L2 cache.
+    static let chunkSize = 256 << 10
     /// Lines longer than this are bad lines. Far above any real record (a few hundred bytes),
     /// and well past "multi-megabyte", while still bounding memory against a file with no
     /// newlines at all.
-    public static let maxLineLength = 256 << 20
+    static let maxLineLength = 256 << 20
     /// Readable bytes kept after the data, for the scanner's 16-byte loads past a line's end.
-    public static let padding = 64
+    static let padding = 64
 
     private var buffer: UnsafeMutablePointer<UInt8>
     private var capacity: Int
 
-    public init(chunkSize: Int = LineReader.chunkSize) {
+    init(chunkSize: Int = LineReader.chunkSize) {
         capacity = chunkSize
         buffer = .allocate(capacity: capacity + Self.padding)
         buffer.initialize(repeating: 0, count: capacity + Self.padding)
@@ -58,17 +57,17 @@ public final class LineReader {
     deinit { buffer.deallocate() }
 
     /// Which lines of the stream belong to this reading.
-    public struct Range: Sendable {
+    struct Range: Sendable {
         /// The stream starts one byte before the first byte of the range, and the line that
         /// byte belongs to is not ours (it is the previous range's last line).
-        public var skipFirstLine: Bool
+        var skipFirstLine: Bool
         /// Lines starting at this stream offset or later are not ours.
-        public var limit: Int64
+        var limit: Int64
         /// The stream is the start of a file, where a UTF-8 BOM may sit.
-        public var atFileStart: Bool
+        var atFileStart: Bool
 
-        public static let whole = Range(skipFirstLine: false, limit: .max, atFileStart: true)
-        public init(skipFirstLine: Bool, limit: Int64, atFileStart: Bool) {
+        static let whole = Range(skipFirstLine: false, limit: .max, atFileStart: true)
+        init(skipFirstLine: Bool, limit: Int64, atFileStart: Bool) {
             self.skipFirstLine = skipFirstLine
             self.limit = limit
             self.atFileStart = atFileStart
@@ -77,7 +76,7 @@ public final class LineReader {
 
     /// Feeds every line of `range` in `source` to `consumer`; returns how many lines it saw.
     @discardableResult
-    public func read<S: ByteSource, C: LineConsumer & ~Copyable>(_ source: inout S, range: Range = .whole,
+    func read<S: ByteSource, C: LineConsumer & ~Copyable>(_ source: inout S, range: Range = .whole,
                                                      into consumer: inout C) throws(InputError) -> Int {
         var filled = 0            // valid bytes in buffer
         var pos = 0               // start of the first line not yet handed out

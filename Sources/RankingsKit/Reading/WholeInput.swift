@@ -1,28 +1,25 @@
 extension InputFile {
-    /// Feeds every line of this input, first to last, to `consumer` on the calling thread, and
-    /// returns how many lines there were and how many stored bytes were read.
+    /// Feeds every line of this input, read through `fd` (its one descriptor, see `open`), first
+    /// to last, to `consumer` on the calling thread, and returns how many lines there were and
+    /// how many stored bytes were read.
     ///
     /// gzip is recognised by its magic bytes, on a pipe too. A pipe or a gzip stream is read
     /// (and inflated) on a second thread while this one scans. `aggregate` uses this for
     /// inputs it cannot split, `migrate` for every input, since it writes lines in order.
-    func readLines<C: LineConsumer & ~Copyable>(with reader: LineReader, progress: ProgressCounter = ProgressCounter(),
+    func readLines<C: LineConsumer & ~Copyable>(descriptor fd: Int32, with reader: LineReader,
+                                                progress: ProgressCounter = ProgressCounter(),
                                                 into consumer: inout C) throws(InputError) -> (lines: Int, bytes: Int64) {
-        let opened = try open()
-        // Closed only once the whole input has been read (a class may otherwise die at last use).
-        defer { withExtendedLifetime(opened) {} }
-        let fd = opened.fd
         switch compression {
         case .none:
-            var source = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            var source = DescriptorSource(fd: fd, path: displayPath, offset: 0, progress: progress)
             let lines = try reader.read(&source, into: &consumer)
             return (lines, source.bytesConsumed)
         case .gzip:
-            let raw = CountingSource(source: FileRangeSource(fd: fd, path: displayPath, offset: 0), counter: progress)
+            let raw = DescriptorSource(fd: fd, path: displayPath, offset: 0, progress: progress)
             let gzip = try GzipSource(raw, path: displayPath, deferChecksums: true)
             return try Self.readAhead(gzip, with: reader, into: &consumer)
         case .detectOnRead:
-            let raw = try PeekedSource(CountingSource(source: StreamSource(fd: fd, path: displayPath), counter: progress),
-                                       peek: 2)
+            let raw = try PeekedSource(DescriptorSource(fd: fd, path: displayPath, offset: nil, progress: progress), peek: 2)
             guard raw.peeked.count == 2 && Compression.of(raw.peeked[0], raw.peeked[1]) == .gzip else {
                 return try Self.readAhead(raw, with: reader, into: &consumer)
             }

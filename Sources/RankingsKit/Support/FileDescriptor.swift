@@ -2,8 +2,8 @@ import Glibc
 
 /// A system call that failed, with its `errno`.
 public struct SystemCallError: Error, Sendable {
-    public let code: Int32
-    public init(code: Int32) { self.code = code }
+    let code: Int32
+    init(code: Int32) { self.code = code }
     /// `strerror`'s text, as every message of the program words it.
     public var reason: String { String(cString: strerror(code)) }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// whichever thread holds the shared table's lock, and malloc, once it has raised its mmap
 /// threshold, kept each freed half in that thread's arena (1 M distinct jokes took 1.24 times
 /// the memory on 16 threads as on one; now the same).
-public final class ByteInterner: @unchecked Sendable {
+final class ByteInterner: @unchecked Sendable {
     /// Entry index + 1 per slot; 0 is empty. Power-of-two sized, at most half full.
     private var slots: UnsafeMutablePointer<UInt32>
     private var slotMask: Int
@@ -19,9 +19,9 @@ public final class ByteInterner: @unchecked Sendable {
     private var lengths: UnsafeMutablePointer<Int32>
     private var hashes: UnsafeMutablePointer<UInt64>
     private var capacity: Int
-    public private(set) var count = 0
+    private(set) var count = 0
     /// Bytes of all keys stored, for a table whose memory is bounded (`TableBound`).
-    public private(set) var storedBytes = 0
+    private(set) var storedBytes = 0
     /// Key bytes live in fixed chunks that never move, so growing costs no copy and no
     /// doubled peak; a key longer than a chunk gets a chunk of its own.
     private var arenaChunks: [(start: UnsafeMutablePointer<UInt8>, size: Int)] = []
@@ -35,7 +35,7 @@ public final class ByteInterner: @unchecked Sendable {
     /// A copy of `processSeed`, so the hot path reads a field instead of checking a lazy global.
     private let seed = ByteInterner.processSeed
 
-    public init() {
+    init() {
         slotMask = 1023
         // Mapped pages come zeroed: every slot empty.
         slots = PageMemory.allocate(UInt32.self, count: slotMask + 1)
@@ -59,7 +59,7 @@ public final class ByteInterner: @unchecked Sendable {
     /// Forgets every key, for a worker's bounded table whose keys were handed over in a
     /// merge: the slots and entry arrays are kept for the next keys (they are as large as the
     /// bound allows, no larger), and so is the first chunk of key bytes if it is an ordinary one.
-    public func removeAll() {
+    func removeAll() {
         slots.update(repeating: 0, count: slotMask + 1)
         count = 0
         storedBytes = 0
@@ -72,14 +72,14 @@ public final class ByteInterner: @unchecked Sendable {
 
     /// The index of `key`, and whether it was new.
     @inline(__always)
-    public func intern(_ key: UnsafeBufferPointer<UInt8>) -> (index: Int, isNew: Bool) {
+    func intern(_ key: UnsafeBufferPointer<UInt8>) -> (index: Int, isNew: Bool) {
         intern(key, hash: hash(key))
     }
 
     /// The index of `key` whose hash `h` another interner of this process already computed
     /// (all of them agree), and whether it was new: a merge hashes each key once.
     @inline(__always)
-    public func intern(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64) -> (index: Int, isNew: Bool) {
+    func intern(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64) -> (index: Int, isNew: Bool) {
         var i = Int(truncatingIfNeeded: h) & slotMask
         while true {
             let s = slots[i]
@@ -93,16 +93,16 @@ public final class ByteInterner: @unchecked Sendable {
         }
     }
 
-    public func withKey<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    func withKey<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try body(UnsafeBufferPointer(start: starts[index], count: Int(lengths[index])))
     }
 
-    public func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
+    func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
 
     /// The key's hash: the same in every interner of the process, so it can place a key in a
     /// partition that all threads agree on.
     @inline(__always)
-    public func hashOf(_ index: Int) -> UInt64 { hashes[index] }
+    func hashOf(_ index: Int) -> UInt64 { hashes[index] }
 
     private func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, at slot: Int) -> Int {
         let e = count

@@ -1,20 +1,20 @@
 /// Everything the job knows about one joke after a run.
-public struct JokeCounts: Sendable, Equatable {
-    public var hilarious = 0
-    public var horrible = 0
-    public var neutral = 0
+struct JokeCounts: Sendable, Equatable {
+    var hilarious = 0
+    var horrible = 0
+    var neutral = 0
     /// Sum of the ratings in units of 2^-52. Every double in 1...5 is a whole multiple of
     /// 2^-52, so this sum is exact, and so the mean does not depend on the order in which
     /// threads added the events up.
-    public var ratingSum: UInt128 = 0
+    var ratingSum: UInt128 = 0
 
-    public init() {}
+    init() {}
 
-    public var ratings: Int { hilarious + horrible + neutral }
+    var ratings: Int { hilarious + horrible + neutral }
 
     /// The arithmetic mean of the ratings (0 when there are none).
     /// Correctly rounded: the exact sum divided by the count, rounded once to the nearest double.
-    public var meanRating: Double {
+    var meanRating: Double {
         let n = UInt128(ratings)
         guard n > 0, ratingSum > 0 else { return 0 }
         // Shift the sum so the quotient has at least 65 bits (room for rounding), divide, and
@@ -31,7 +31,7 @@ public struct JokeCounts: Sendable, Equatable {
 
     static let scale = 4_503_599_627_370_496.0 // 2^52
 
-    @inline(__always) public mutating func add(_ rating: Double) {
+    @inline(__always) mutating func add(_ rating: Double) {
         // Without branches: which list a vote counts for is as good as random from one
         // event to the next, and a mispredicted branch per event cost more than three adds.
         let kind = RatingKind(rating)
@@ -41,7 +41,7 @@ public struct JokeCounts: Sendable, Equatable {
         ratingSum &+= UInt128(UInt64(rating * JokeCounts.scale))
     }
 
-    public mutating func merge(_ other: JokeCounts) {
+    mutating func merge(_ other: JokeCounts) {
         hilarious += other.hilarious
         horrible += other.horrible
         neutral += other.neutral

@@ -13,7 +13,7 @@ import Glibc
 /// without touching the big tables, and a device seen for the first time cannot already have
 /// a pair there, so its pairs go in without a search. Input in any other order is still
 /// exact, only slower.
-public final class LatestVotes: @unchecked Sendable {
+final class LatestVotes: @unchecked Sendable {
     /// Device ids (device mode) or event ids (id mode).
     let owners = ByteInterner()
     private let keyedByOwnerOnly: Bool
@@ -59,7 +59,7 @@ public final class LatestVotes: @unchecked Sendable {
 
     deinit { recent.deallocate() }
 
-    public var count: Int { partitions.reduce(0) { $0 + $1.count } }
+    var count: Int { partitions.reduce(0) { $0 + $1.count } }
 
     /// Whether the last vote brought the table to its bound: its owner must empty it (into the
     /// run's shared table) before the next vote. Only the last vote's partition can have filled.

@@ -19,8 +19,7 @@ final class SharedTally: @unchecked Sendable {
     private(set) var workers: [WorkerTally] = []
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     /// One per partition of the shared votes: the bulk of a merge (absorbing the votes) runs
-    /// under these, so two workers merge different partitions at once. With 4 M distinct
-    /// votes, merging under the one lock was half the run's CPU and the run's wall time.
+    /// under these, so two workers merge different partitions at once.
     private let partitionLocks: UnsafeMutablePointer<pthread_mutex_t>
 
     /// - Parameter bound: how much each of several workers holds before it flushes (tests use
@@ -55,9 +54,8 @@ final class SharedTally: @unchecked Sendable {
             return
         }
         // Renumbering touches the shared interners and jokes: one worker at a time. Then each
-        // partition under its own lock, in whatever order their locks come free: a worker
-        // that waited for a partition another was merging spent a tenth of the run's wall
-        // time waiting (two workers starting at partitions of their own still met).
+        // partition under its own lock, in whatever order their locks come free, so no worker
+        // waits for a partition while another is free.
         pthread_mutex_lock(lock)
         let renumbering = votes.renumbering(of: theirs, otherTally: worker.tally, into: combined.tally)
         pthread_mutex_unlock(lock)

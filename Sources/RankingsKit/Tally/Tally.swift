@@ -1,5 +1,5 @@
 /// Counts per joke, keyed by the joke id's exact bytes. Memory grows with distinct jokes only.
-public final class Tally: @unchecked Sendable {
+final class Tally: @unchecked Sendable {
     private let ids = ByteInterner()
     private let recent = RecentIDs()
     private var counts: UnsafeMutablePointer<JokeCounts>
@@ -9,7 +9,7 @@ public final class Tally: @unchecked Sendable {
     /// run's shared table) before the next event. Never set for an unbounded tally.
     private(set) var isFull = false
 
-    public convenience init() { self.init(bound: .unbounded) }
+    convenience init() { self.init(bound: .unbounded) }
 
     init(bound: TableBound) {
         self.bound = bound
@@ -21,11 +21,11 @@ public final class Tally: @unchecked Sendable {
         PageMemory.deallocate(counts, count: countsCapacity)
     }
 
-    public var jokeCount: Int { ids.count }
+    var jokeCount: Int { ids.count }
 
     /// Counts one valid event for the joke `id`.
     @inline(__always)
-    public func add(id: UnsafeBufferPointer<UInt8>, rating: Double) {
+    func add(id: UnsafeBufferPointer<UInt8>, rating: Double) {
         // The entry first: creating it may move `counts`.
         let e = entry(for: id)
         counts[e].add(rating)
@@ -33,7 +33,7 @@ public final class Tally: @unchecked Sendable {
 
     /// The entry index for `id`, created (with zero counts) when the id is new.
     @inline(__always)
-    public func entry(for id: UnsafeBufferPointer<UInt8>) -> Int {
+    func entry(for id: UnsafeBufferPointer<UInt8>) -> Int {
         if let e = recent.entry(for: id) { return e }
         let e = created(ids.intern(id))
         recent.remember(id, entry: e)
@@ -66,10 +66,10 @@ public final class Tally: @unchecked Sendable {
     }
 
     @inline(__always)
-    public func add(entry: Int, rating: Double) { counts[entry].add(rating) }
+    func add(entry: Int, rating: Double) { counts[entry].add(rating) }
 
     /// Adds every joke of `other` into this tally.
-    public func merge(_ other: Tally) {
+    func merge(_ other: Tally) {
         for e in 0..<other.jokeCount {
             // The entry first: creating it may move `counts`.
             let mine = entry(matching: e, of: other)
@@ -84,21 +84,21 @@ public final class Tally: @unchecked Sendable {
 
     /// Forgets every joke (the memory for them is kept for the next ones: a bounded tally is
     /// emptied many times and never holds more than its bound).
-    public func removeAll() {
+    func removeAll() {
         counts.deinitialize(count: ids.count)
         ids.removeAll()
         recent.removeAll()
         isFull = false
     }
 
-    public func withID<R>(_ entry: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    func withID<R>(_ entry: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try ids.withKey(entry, body)
     }
 
-    public func counts(_ entry: Int) -> JokeCounts { counts[entry] }
+    func counts(_ entry: Int) -> JokeCounts { counts[entry] }
 
     /// Every entry, in ascending byte order of id: 4 bytes a joke, no copy of any id.
-    public func sortedEntries() -> [UInt32] {
+    func sortedEntries() -> [UInt32] {
         var order = (0..<UInt32(jokeCount)).map { $0 }
         order.sort { a, b in
             ids.withKey(Int(a)) { x in ids.withKey(Int(b)) { y in x.lexicographicallyPrecedes(y) } }
@@ -107,7 +107,7 @@ public final class Tally: @unchecked Sendable {
     }
 
     /// Every joke with its counts, in ascending byte order of id.
-    public func sortedJokes() -> [(id: [UInt8], counts: JokeCounts)] {
+    func sortedJokes() -> [(id: [UInt8], counts: JokeCounts)] {
         var all: [(id: [UInt8], counts: JokeCounts)] = []
         all.reserveCapacity(jokeCount)
         for e in 0..<jokeCount { all.append((ids.key(e), counts[e])) }
@@ -117,14 +117,14 @@ public final class Tally: @unchecked Sendable {
 
     /// Jokes with at least one counted event (deduplication can intern a joke whose every
     /// event then lost to another).
-    public var countedJokes: Int {
+    var countedJokes: Int {
         var n = 0
         for e in 0..<jokeCount where counts[e].ratings > 0 { n += 1 }
         return n
     }
 
     /// Sums over all jokes.
-    public var totals: JokeCounts {
+    var totals: JokeCounts {
         var t = JokeCounts()
         for e in 0..<jokeCount { t.merge(counts[e]) }
         return t

@@ -3,8 +3,8 @@ import Glibc
 /// How many cores this process may use: the CPUs of its affinity mask (`taskset`,
 /// systemd's `CPUAffinity=`), capped by the CPU quota of its cgroup and of every cgroup above
 /// it (`CPUQuota=`, `docker --cpus`), a fraction of a core counting as a whole one; at least 1.
-public enum AvailableCores {
-    public static var count: Int {
+enum AvailableCores {
+    static var count: Int {
         var cores = affinityCount()
         if let quota = quotaCores(cgroups: SmallFile.text("/proc/self/cgroup") ?? "", mountedAt: "/sys/fs/cgroup") {
             cores = min(cores, quota)

@@ -3,11 +3,11 @@ import Glibc
 /// An IANA time zone such as `America/New_York`, read from the system's compiled tz database
 /// (`$TZDIR`, else /usr/share/zoneinfo), the same files the C library uses.
 public struct IANAZone: Sendable {
-    public let identifier: String
+    let identifier: String
     let rules: TZifFile
 
     /// The zone `America/New_York` when `--time-zone` is not given.
-    public static let defaultIdentifier = "America/New_York"
+    static let defaultIdentifier = "America/New_York"
 
     /// Nil for a name that is not a zone of the database: unknown, not a TZif file, or trying
     /// to leave the database's directory. `UTC` and `GMT` need no database.
@@ -24,7 +24,7 @@ public struct IANAZone: Sendable {
     }
 
     /// Seconds east of UTC that the zone's clocks show at `instant` (seconds since 1970-01-01Z).
-    public func secondsFromUTC(at instant: Int64) -> Int { rules.secondsFromUTC(at: instant) }
+    func secondsFromUTC(at instant: Int64) -> Int { rules.secondsFromUTC(at: instant) }
 
     /// The usage error for a name that is not a zone; it says where zones were looked for when
     /// there is no database at all (a system without the tzdata package).

@@ -1,7 +1,7 @@
 /// An ISO 8601 week such as `2026-W07`: Monday to Sunday, week 1 holding the year's first Thursday.
 public struct ISOWeek: Sendable, Equatable {
-    public let year: Int64
-    public let week: Int
+    let year: Int64
+    let week: Int
 
     /// Parses exactly `YYYY-Www`; nil for anything else, or a week the year does not have
     /// (`2026-W54`, `2025-W53`, `2026-W00`).
@@ -17,18 +17,18 @@ public struct ISOWeek: Sendable, Equatable {
         self.week = week
     }
 
-    public var id: String {
+    var id: String {
         let y = String(year)
         return String(repeating: "0", count: max(0, 4 - y.count)) + y + "-W" + (week < 10 ? "0" : "") + "\(week)"
     }
 
     /// Day number (days since 1970-01-01) of the week's Monday.
-    public var mondayDay: Int64 {
+    var mondayDay: Int64 {
         ISOWeek.mondayOfWeekOne(year) + Int64(week - 1) * 7
     }
 
     /// Monday 00:00:00.000 and Sunday 23:59:59.999 of the week on the clocks of `zone`.
-    public func bounds(in zone: IANAZone) -> (start: Timestamp, end: Timestamp) {
+    func bounds(in zone: IANAZone) -> (start: Timestamp, end: Timestamp) {
         let start = ISOWeek.instant(localDay: mondayDay, zone: zone)
         let next = ISOWeek.instant(localDay: mondayDay + 7, zone: zone)
         let end = next.nanoseconds >= 1_000_000

@@ -1,11 +1,11 @@
 /// An instant, as seconds and nanoseconds since 1970-01-01T00:00:00Z. Comparable, so
 /// `--as-of` and "latest vote wins" compare exactly, without floating point.
 public struct Timestamp: Sendable, Hashable, Comparable {
-    public var seconds: Int64
+    var seconds: Int64
     /// 0...999_999_999
-    public var nanoseconds: Int32
+    var nanoseconds: Int32
 
-    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+    init(seconds: Int64, nanoseconds: Int32 = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
     }
@@ -34,7 +34,7 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// Parses RFC 3339 (`2026-02-18T00:00:00-05:00`, `…Z`, `…t…z`, fractions of any length,
     /// a space in place of `T` as RFC 3339 allows). Nil when it is not a valid date and time.
-    public static func parseRFC3339<C: Collection>(_ text: C) -> Timestamp? where C.Element == UInt8 {
+    static func parseRFC3339<C: Collection>(_ text: C) -> Timestamp? where C.Element == UInt8 {
         let b = Array(text)
         func digits(_ at: Int, _ count: Int) -> Int64? {
             guard at + count <= b.count else { return nil }
@@ -92,7 +92,7 @@ public struct Timestamp: Sendable, Hashable, Comparable {
     /// An event's `timestamp` string in the forms exporters write: RFC 3339 (as
     /// `parseRFC3339`), or BigQuery's `YYYY-MM-DD HH:MM:SS[.ffffff] UTC` (a space between date
     /// and time, any number of fraction digits, then exactly ` UTC`).
-    public static func parseExportText<C: Collection>(_ text: C) -> Timestamp? where C.Element == UInt8 {
+    static func parseExportText<C: Collection>(_ text: C) -> Timestamp? where C.Element == UInt8 {
         if let t = parseRFC3339(text) { return t }
         let suffix: [UInt8] = Array(" UTC".utf8)
         var b = Array(text)

@@ -192,7 +192,7 @@ public func fuzzGzip(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 /// result; `expectCorrupt` nil when either is acceptable.
 private func checkRun(_ stream: [UInt8], expectCorrupt: Bool?, input: [UInt8]) {
     let fd = ScratchFile.holding(stream)
-    let file = InputFile(displayPath: "f.gz", fd: fd, kind: .gzip, size: Int64(stream.count))
+    let file = InputFile(displayPath: "f.gz", origin: .descriptor(fd), compression: .gzip, size: Int64(stream.count))
     var corrupt = false
     do { _ = try Aggregator.run([file], threads: 1, chunkSize: 4096) } catch {
         switch error {

@@ -42,7 +42,7 @@ public func fuzzParallel(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let pieceChoice = input.byte(), chunkChoice = input.byte(), options = input.byte()
     let bytes = input.rest
     let fd = ScratchFile.holding(bytes)
-    let file = InputFile(displayPath: "f", fd: fd, kind: .regular, size: Int64(bytes.count))
+    let file = InputFile(displayPath: "f", origin: .descriptor(fd), compression: .none, size: Int64(bytes.count))
 
     var selection = EventSelection()
     switch options % 4 {

@@ -3,9 +3,10 @@ import Glibc
 import Testing
 @testable import RankingsKit
 
-/// The seam for formats that are not lines (issue 15, section 0): a `RecordFileReader` feeds
-/// the same `EventCounter`, its files are cut at its `splitUnit`, and record numbers, bad
-/// records and records left out merge as lines do, whatever the threads and pieces.
+/// The seam every format plugs into (JSON lines and managed exports are two such readers): a
+/// `RecordFileReader` feeds the same `EventCounter`, its files are cut at its `splitUnit`, and
+/// record numbers, bad records and records left out merge as lines do, whatever the threads
+/// and pieces.
 @Suite("Record files through the aggregator")
 struct RecordFileReaderTests {
     /// A toy format: 4-byte records, `[joke, rating digit, kind, \n]`, kind `e` an event, `o`
@@ -47,7 +48,7 @@ struct RecordFileReaderTests {
             let text = "a5e\na5e\nx0b\nb1e\nc5o\nc5o\na1e\ny9b\nb1e\na5e\n"
             try dir.write("output-0", Array(text.utf8))
             let path = dir.path("output-0")
-            let file = InputFile(displayPath: path, origin: .path(path), format: .records(FixedRecords()),
+            let file = InputFile(displayPath: path, origin: .path(path), format: FixedRecords(),
                                  compression: .none, size: Int64(text.utf8.count))
             #expect(file.canSplit)
             let result = try Aggregator.run([file, file], threads: threads, pieceSize: pieceSize)
@@ -75,7 +76,7 @@ struct RecordFileReaderTests {
             let text = "a5d\na1d\nb1d\nb5d\n"
             try dir.write("output-0", Array(text.utf8))
             let path = dir.path("output-0")
-            let file = InputFile(displayPath: path, origin: .path(path), format: .records(FixedRecords()),
+            let file = InputFile(displayPath: path, origin: .path(path), format: FixedRecords(),
                                  compression: .none, size: Int64(text.utf8.count))
             var selection = EventSelection()
             selection.dedupe = .eventID

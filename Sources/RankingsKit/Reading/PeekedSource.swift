@@ -1,26 +1,3 @@
-import Synchronization
-
-/// Bytes read from disk or pipe so far by all threads of a run, for the progress line.
-public final class ProgressCounter: Sendable {
-    private let done = Atomic<Int64>(0)
-    public init() {}
-    public var bytesDone: Int64 { done.load(ordering: .relaxed) }
-    func add(_ n: Int) { done.add(Int64(n), ordering: .relaxed) }
-}
-
-/// Passes reads through and adds their size to a `ProgressCounter`.
-struct CountingSource<Source: ByteSource>: ByteSource {
-    var source: Source
-    let counter: ProgressCounter
-    var bytesConsumed: Int64 { source.bytesConsumed }
-
-    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
-        let n = try source.read(into: buffer, count: count)
-        counter.add(n)
-        return n
-    }
-}
-
 /// Hands back bytes already read (to sniff a stream's first bytes) before reading on.
 struct PeekedSource<Source: ByteSource>: ByteSource {
     var source: Source
