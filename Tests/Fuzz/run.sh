@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds every fuzz target and runs each for SECONDS under libFuzzer, from the committed seed
-# corpus plus what earlier runs on this machine added, and prints one line per target:
+# Builds the fuzz targets (Tests/Fuzz/build.sh: one program for all) and runs each for SECONDS
+# under libFuzzer, as many at once as there are cores, from the committed seed corpus plus what
+# earlier runs on this machine added, and prints one line per target, in order:
 #   NAME: N runs, F findings (cov: C, ft: T)
 # F counts crashes, sanitizer reports, mismatches against the reference, timeouts and
 # out-of-memory inputs; each finding is saved as a reproducer under .build-fuzz/findings/NAME/
 # and its path printed. Exits 1 when any target has a finding.
-# usage: Tests/Fuzz/run.sh SECONDS [TARGET...]   (extra libFuzzer flags in FUZZ_FLAGS)
+# usage: Tests/Fuzz/run.sh SECONDS [TARGET...]   (extra libFuzzer flags in FUZZ_FLAGS; FUZZ_JOBS
+# targets at once, default the number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:?usage: Tests/Fuzz/run.sh SECONDS [TARGET...]}
@@ -14,15 +16,15 @@ if (($#)); then targets=("$@"); else
     mapfile -t targets < <(cd Tests/Fuzz/Targets && ls *.swift | sed 's/\.swift$//')
 fi
 out=.build-fuzz
-status=0
-# Each target is one optimised whole-module compile of the library, which runs on one core:
-# build as many at once as there are cores (xargs exits non-zero if any build failed).
-printf '%s\n' "${targets[@]}" | xargs -P "$(nproc)" -n 1 Tests/Fuzz/build.sh
-for name in "${targets[@]}"; do
-    corpus=$out/corpus/$name findings=$out/findings/$name log=$out/logs/$name.log
-    mkdir -p "$corpus" "$findings" "$out/logs"
+Tests/Fuzz/build.sh "${targets[@]}"
+mkdir -p "$out/logs"
+
+# Runs one target and leaves its line (and a finding's paths) in $out/logs/NAME.summary.
+run_target() {
+    local name=$1 corpus=$out/corpus/$1 findings=$out/findings/$1 log=$out/logs/$1.log
+    local before runs cov ft found dict=()
+    mkdir -p "$corpus" "$findings"
     cp -n Tests/Fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
-    dict=()
     [ -f "Tests/Fuzz/dict/$name.dict" ] && dict=(-dict="Tests/Fuzz/dict/$name.dict")
     before=$(ls "$findings" | wc -l)
     # Swift's runtime keeps caches for the life of the process, which LeakSanitizer would
@@ -37,11 +39,25 @@ for name in "${targets[@]}"; do
     found=$(($(ls "$findings" | wc -l) - before))
     # A finding libFuzzer could not save (it died too hard) still shows in the log.
     if ((found == 0)) && grep -qE 'ERROR: (libFuzzer|AddressSanitizer)|MISMATCH|Fatal error' "$log"; then found=1; fi
-    echo "$name: ${runs:-0} runs, $found findings (cov: ${cov:-?}, ft: ${ft:-?})"
-    if ((found > 0)); then
-        status=1
-        ls -t "$findings" | head -n "$found" | sed "s|^|  reproducer: $findings/|"
-        echo "  log: $log"
-    fi
+    {
+        echo "$name: ${runs:-0} runs, $found findings (cov: ${cov:-?}, ft: ${ft:-?})"
+        if ((found > 0)); then
+            ls -t "$findings" | head -n "$found" | sed "s|^|  reproducer: $findings/|"
+            echo "  log: $log"
+        fi
+    } >"$out/logs/$name.summary"
+}
+
+at_once=${FUZZ_JOBS:-$(nproc)}
+for name in "${targets[@]}"; do
+    rm -f "$out/logs/$name.summary"
+    while (($(jobs -rp | wc -l) >= at_once)); do wait -n || true; done
+    run_target "$name" &
+done
+wait
+status=0
+for name in "${targets[@]}"; do
+    cat "$out/logs/$name.summary" 2>/dev/null || echo "$name: no result (the run died)"
+    grep -q ', 0 findings' "$out/logs/$name.summary" 2>/dev/null || status=1
 done
 exit $status

@@ -17,17 +17,8 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf -- "$work"' EXIT
-passed=0 failed=0
-check() { # NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name" >&2
-    fi
-}
+# shellcheck source=Tests/check.sh
+source Tests/check.sh
 same() { # WHAT ACTUAL EXPECTED
     [[ $2 == "$3" ]] && return 0
     printf '%s: got %q, expected %q\n' "$1" "$2" "$3" >&2
@@ -151,5 +142,4 @@ check "DEBFULLNAME names even when DEBEMAIL has a name" \
 check "DEBEMAIL alone, without a name, is not enough" \
     same "Maintainer" "$(maintainer DEBEMAIL=ann@example.org)" "The rankings project <maintainers@rankings.example>"
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

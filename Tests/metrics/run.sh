@@ -39,17 +39,8 @@ textfile=$work/textfile
 metrics=$textfile/rankings.prom
 mkdir -p "$textfile" "$work/out"
 
-passed=0 failed=0
-check() { # NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $name" >&2
-    fi
-}
+# shellcheck source=Tests/check.sh
+source Tests/check.sh
 value() { awk -v key="$1" '$1 == key { print $2 }' "${2:-$metrics}"; }
 promtool_accepts() {
     local out
@@ -126,5 +117,4 @@ if [[ -n $port ]]; then
     check "node_exporter serves the exit status" grep -qx 'rankings_last_run_exit_status 0' "$work/scraped"
 fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish
