@@ -1,4 +1,5 @@
 #include "crc32c.h"
+#include "log_fragment.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// CRC-32C (Castagnoli), the checksum of every record in a LevelDB log (a managed export's
-/// output files). `crc` is the finished CRC of the bytes before `data` (0 for none), so
-/// extending in pieces equals one call over the whole: LevelDB's crc32c::Extend.
+/// CRC-32C (Castagnoli), the checksum of every fragment of a LevelDB log (log_fragment.h).
+/// `crc` is the finished CRC of the bytes before `data` (0 for none), so extending in pieces
+/// equals one call over the whole: LevelDB's crc32c::Extend.
 
 /// The fastest kernel this CPU runs: SSE4.2's `crc32` instruction where present (chosen once,
 /// at first call), else the portable tables.
@@ -21,38 +21,7 @@ int rk_crc32c_hardware_available(void);
 /// The SSE4.2 kernel; only call when `rk_crc32c_hardware_available()` is 1.
 uint32_t rk_crc32c_extend_hardware(uint32_t crc, const void *data, size_t count);
 
-/// One fragment of a LevelDB log block: where its data starts in the block, its length, type
-/// and stored checksum (from its header), and, filled in by `rk_log_fragment_checksums`, the
-/// masked checksum its header should store.
-typedef struct {
-    uint32_t data;
-    uint32_t length;
-    uint32_t checksum;
-    uint8_t type;
-    uint32_t stored;
-} rk_log_fragment;
-
-/// Reads a block's fragment headers from its start into `fragments` (from index `*count`,
-/// which it advances) for as long as each is plainly well formed: a type FULL to LAST and a
-/// length that fits in the block. Returns the offset where it stopped: the block's end, or
-/// a header it leaves to the caller's own checks (a zero trailer or type, or damage).
-size_t rk_log_scan_headers(const uint8_t *block, size_t size, rk_log_fragment *fragments, size_t *count);
-
-/// The masked CRC-32C of each fragment's type byte and data (what LevelDB's log writer
-/// stores), for `count` fragments of `block`, with the fastest kernel this CPU runs: folding
-/// with VPCLMULQDQ (AVX-512), else SSE4.2 three fragments at a time (one `crc32` waits three
-/// cycles for the one before it in the same stream, and three streams fill those cycles),
-/// else the portable tables.
-void rk_log_fragment_checksums(const uint8_t *block, rk_log_fragment *fragments, size_t count);
-
 /// 1 when this CPU can fold with VPCLMULQDQ on AVX-512 registers (and has SSE4.2), else 0.
 int rk_crc32c_fold_available(void);
-
-/// The same with a kernel named, for the tests: 2 folding, 1 SSE4.2, 0 the tables; a kernel
-/// this CPU lacks gives way to the next below it.
-void rk_log_fragment_checksums_with(int kernel, const uint8_t *block, rk_log_fragment *fragments, size_t count);
-
-/// The same one fragment at a time with the portable tables: what the tests hold it to.
-void rk_log_fragment_checksums_portable(const uint8_t *block, rk_log_fragment *fragments, size_t count);
 
 #endif

@@ -1,44 +1,49 @@
 import CKernels
 
-/// Decodes an exported entity's bytes into an `EntityProto`, reusing one value record after
-/// record so the hot loop allocates nothing.
+/// Decodes an exported entity's bytes into its picks (`rk_picked_entity`) and judges them,
+/// reusing its memory record after record so the hot loop allocates nothing.
 struct EntityDecoder {
-    private(set) var entity = EntityProto()
+    private let scratch: EntityScratch
 
-    /// Decodes `record`; throws when it is not a well-formed EntityProto with a key.
+    /// `scratch` may be shared with other decoders used one after another on the same thread
+    /// (a worker's ranges and files, whose entities share their layouts), never at once.
+    init(scratch: EntityScratch = EntityScratch()) { self.scratch = scratch }
+
+    /// The picks of the record last decoded, valid while it is.
+    var picks: UnsafeMutablePointer<rk_picked_entity> { scratch.picks }
+    var entity: EntityProto { EntityProto(raw: scratch.picks) }
+    var templates: UnsafeMutablePointer<rk_entity_templates> { scratch.templates }
+
+    /// The rules' verdict on `record`; throws when it is not a well-formed EntityProto with a
+    /// key. `offset` is where the record starts in its file, for the event.
     ///
-    /// The C walker (`rk_entity_pick`, `Sources/CKernels/entity_pick.c`) takes the entities
-    /// exports are made of, at about a third of the instructions; whatever it does not take
-    /// (any damage, and rare shapes such as geo points) is decoded again here in Swift, which
-    /// names the damage. The two must agree on every record the walker takes: the
-    /// export_entity fuzz target holds them to each other and to its reference.
-    mutating func decode(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
-        if let base = record.baseAddress,
-           rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), record.count, &entity.raw) == 1 {
-            return
+    /// One fast mechanism, C's entity templates (entity_template.c: a template of an earlier
+    /// record's layout, else the walk, which makes one), and one reference, the Swift decoder.
+    /// C gives a plain vote's joke id and rating (its template knows the rest of the rules hold)
+    /// or the picks, which `ExportEventRules.judge` judges; whatever C declines (any damage, and
+    /// rare shapes such as geo points) is decoded again by `decodeInSwift`, which names the
+    /// damage, and judged the same way. The export_entity fuzz target holds C to the reference.
+    @inline(__always)
+    mutating func decode(_ record: UnsafeRawBufferPointer, offset: Int64 = 0) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {
+        if let base = record.baseAddress {
+            switch rk_entity_read(base.assumingMemoryBound(to: UInt8.self), record.count, scratch.templates,
+                                  scratch.plain, scratch.picks) {
+            case 2: return .event(ExportEvent(plain: scratch.plain, picks: scratch.picks, offset: offset))
+            case 1: return try ExportEventRules.judge(scratch.picks, offset: offset)
+            default: break
+            }
         }
         try decodeInSwift(record)
+        return try ExportEventRules.judge(scratch.picks, offset: offset)
     }
 
-    /// Takes `picked`, which `rk_entity_pick` filled and accepted from a record, as that
-    /// record decoded: what `decode` gives it, without walking it again.
-    mutating func adopt(_ picked: rk_picked_entity) {
-        entity.raw = picked
-    }
-
-    /// The rules' verdict on the entity last decoded, judged where it lies (through `entity`'s
-    /// getter, the rules would be handed a copy of it).
-    func judged(by rules: ExportEventRules) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {
-        try rules.judge(entity)
-    }
-
-    /// Decodes `record` with the Swift decoder alone.
+    /// Decodes `record` with the Swift decoder alone: the reference the C walker is held to.
     ///
     /// Each message is walked once, switching on whole keys (`number << 3 | wire type`): the
     /// fields the job reads are picked out, every other one is checked and skipped, in the
     /// order of the bytes, so the first damage met is the one reported.
     mutating func decodeInSwift(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
-        entity = EntityProto()
+        scratch.picks.pointee = rk_picked_entity()
         var hasKey = false
         var wire = ProtoWire(record)
         while !wire.atEnd {
@@ -110,6 +115,7 @@ struct EntityDecoder {
                 }
             }
             guard let kind else { throw ProtoWire.Malformed(reason: "a path element with no kind") }
+            let entity = self.entity
             entity.pathLength += 1
             entity.kind = kind
             entity.name = name
@@ -140,6 +146,7 @@ struct EntityDecoder {
             if let value { _ = try Self.value(value) }
             return
         }
+        let entity = self.entity
         var property = entity[slot: slot]
         if property.seen > 0 && !(multiple && property.multiple) {
             throw ProtoWire.Malformed(reason: "property \(slot.text) twice")
@@ -207,5 +214,34 @@ struct EntityDecoder {
         let p = UnsafeRawPointer(name.baseAddress!), t = UnsafeRawPointer(text.utf8Start)
         return p.loadUnaligned(as: UInt64.self) == t.loadUnaligned(as: UInt64.self)
             && p.load(fromByteOffset: 8, as: UInt8.self) == t.load(fromByteOffset: 8, as: UInt8.self)
+    }
+}
+
+/// A decoder's memory, kept apart from it so one thread's successive decoders share it: the
+/// picks (followed by room for a numeric key id in decimal, `ExportEvent.eventID`), what a
+/// template read of a plain vote, and the entity templates its walker has made.
+final class EntityScratch {
+    let picks: UnsafeMutablePointer<rk_picked_entity>
+    let plain = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: 1)
+    let templates: UnsafeMutablePointer<rk_entity_templates>
+
+    /// Bytes after the picks for an Int64 in decimal.
+    static let idRoom = 24
+
+    init() {
+        picks = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_picked_entity>.stride + Self.idRoom,
+                                                 alignment: MemoryLayout<rk_picked_entity>.alignment)
+            .bindMemory(to: rk_picked_entity.self, capacity: 1)
+        picks.initialize(to: rk_picked_entity())
+        plain.initialize(to: rk_plain_event())
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+        templates = raw.bindMemory(to: rk_entity_templates.self, capacity: 1)
+    }
+
+    deinit {
+        picks.deallocate()
+        plain.deallocate()
+        templates.deallocate()
     }
 }

@@ -10,9 +10,20 @@ import CKernels
 /// booleanValue = 2, stringValue = 3, doubleValue = 4, and the groups PointValue = 5,
 /// UserValue = 8, ReferenceValue = 12.
 struct EntityProto {
-    /// The names of the properties the job reads, in the order of `properties`.
-    enum Name: Int, CaseIterable {
+    /// The names of the properties the job reads, each with its slot in `rk_picked_entity`
+    /// (schema.h's RK_SLOT_*).
+    enum Name: CaseIterable {
         case jokeID, rating, timestamp, deviceID, weekID
+
+        var slot: Int {
+            switch self {
+            case .jokeID: Int(RK_SLOT_JOKE_ID)
+            case .rating: Int(RK_SLOT_RATING)
+            case .timestamp: Int(RK_SLOT_TIMESTAMP)
+            case .deviceID: Int(RK_SLOT_DEVICE_ID)
+            case .weekID: Int(RK_SLOT_WEEK_ID)
+            }
+        }
 
         var text: StaticString {
             switch self {
@@ -57,69 +68,53 @@ struct EntityProto {
         var seen = 0
     }
 
-    /// The picked fields, kept in the C walker's struct: `rk_entity_pick` fills it in place,
-    /// the Swift decoder through the accessors below, and the rules read it through them, so
-    /// a record's picks are never copied from one form into another.
-    var raw = rk_picked_entity()
+    /// The picked fields, kept in the C walker's struct: `rk_entity_pick` fills it, the Swift
+    /// decoder fills it through the accessors below, and the rules read it in place, so a
+    /// record's picks are never copied from one form into another.
+    let raw: UnsafeMutablePointer<rk_picked_entity>
 
     var pathLength: Int {
-        get { raw.path_length }
-        set { raw.path_length = newValue }
+        get { raw.pointee.path_length }
+        nonmutating set { raw.pointee.path_length = newValue }
     }
 
     /// The last path element: its kind (the collection) and its name or numeric id.
     var kind: UnsafeBufferPointer<UInt8> {
-        get { UnsafeBufferPointer(start: raw.kind, count: raw.kind_count) }
-        set {
-            raw.kind = newValue.baseAddress
-            raw.kind_count = newValue.count
+        get { UnsafeBufferPointer(start: raw.pointee.kind, count: raw.pointee.kind_count) }
+        nonmutating set {
+            raw.pointee.kind = newValue.baseAddress
+            raw.pointee.kind_count = newValue.count
         }
     }
 
     var name: UnsafeBufferPointer<UInt8>? {
-        get { raw.has_name != 0 ? UnsafeBufferPointer(start: raw.name, count: raw.name_count) : nil }
-        set {
-            raw.has_name = newValue == nil ? 0 : 1
-            raw.name = newValue?.baseAddress
-            raw.name_count = newValue?.count ?? 0
+        get { raw.pointee.has_name != 0 ? UnsafeBufferPointer(start: raw.pointee.name, count: raw.pointee.name_count) : nil }
+        nonmutating set {
+            raw.pointee.has_name = newValue == nil ? 0 : 1
+            raw.pointee.name = newValue?.baseAddress
+            raw.pointee.name_count = newValue?.count ?? 0
         }
     }
 
     var id: Int64? {
-        get { raw.has_id != 0 ? raw.id : nil }
-        set {
-            raw.has_id = newValue == nil ? 0 : 1
-            raw.id = newValue ?? 0
+        get { raw.pointee.has_id != 0 ? raw.pointee.id : nil }
+        nonmutating set {
+            raw.pointee.has_id = newValue == nil ? 0 : 1
+            raw.pointee.id = newValue ?? 0
         }
     }
 
-    /// A property slot as it stands, seen or not (the decoder's view).
+    /// A property slot as it stands, seen or not.
     subscript(slot name: Name) -> Property {
-        get {
-            switch name {
-            case .jokeID: Property(picked: raw.properties.0)
-            case .rating: Property(picked: raw.properties.1)
-            case .timestamp: Property(picked: raw.properties.2)
-            case .deviceID: Property(picked: raw.properties.3)
-            case .weekID: Property(picked: raw.properties.4)
-            }
-        }
-        set {
-            let picked = newValue.picked
-            switch name {
-            case .jokeID: raw.properties.0 = picked
-            case .rating: raw.properties.1 = picked
-            case .timestamp: raw.properties.2 = picked
-            case .deviceID: raw.properties.3 = picked
-            case .weekID: raw.properties.4 = picked
-            }
-        }
+        get { Property(picked: Self.property(name, of: raw).pointee) }
+        nonmutating set { UnsafeMutablePointer(mutating: Self.property(name, of: raw)).pointee = newValue.picked }
     }
 
-    /// The property, nil when the entity has none of that name (the rules' view).
-    subscript(_ name: Name) -> Property? {
-        let property = self[slot: name]
-        return property.seen == 0 ? nil : property
+    /// A property of the picks, in place.
+    @inline(__always)
+    static func property(_ name: Name, of picks: UnsafePointer<rk_picked_entity>) -> UnsafePointer<rk_picked_property> {
+        UnsafeRawPointer(picks).advanced(by: MemoryLayout<rk_picked_entity>.offset(of: \.properties)!)
+            .assumingMemoryBound(to: rk_picked_property.self) + name.slot
     }
 }
 
@@ -128,16 +123,14 @@ extension EntityProto.Property {
         meaning = p.meaning
         multiple = p.multiple != 0
         seen = Int(p.seen)
-        // p.kind is one of entity_pick.h's RK_VALUE_* (0 null, 1 integer, 2 boolean, 3 string,
-        // 4 double), or 5-7 for the groups only the Swift decoder keeps (see `picked`).
-        switch p.kind {
-        case 1: value = .integer(Int64(bitPattern: p.number))
-        case 2: value = .boolean
-        case 3: value = .string(UnsafeBufferPointer(start: p.string, count: p.string_count))
-        case 4: value = .double(Double(bitPattern: p.number))
-        case 5: value = .point
-        case 6: value = .user
-        case 7: value = .reference
+        switch Int32(p.kind) {
+        case RK_VALUE_INTEGER: value = .integer(Int64(bitPattern: p.number))
+        case RK_VALUE_BOOLEAN: value = .boolean
+        case RK_VALUE_STRING: value = .string(UnsafeBufferPointer(start: p.string, count: p.string_count))
+        case RK_VALUE_DOUBLE: value = .double(Double(bitPattern: p.number))
+        case RK_VALUE_POINT: value = .point
+        case RK_VALUE_USER: value = .user
+        case RK_VALUE_REFERENCE: value = .reference
         default: value = .null
         }
     }
@@ -148,24 +141,25 @@ extension EntityProto.Property {
         p.meaning = meaning
         p.multiple = multiple ? 1 : 0
         p.seen = UInt32(truncatingIfNeeded: seen)
+        let kind: Int32
         switch value {
-        case .null: p.kind = 0
+        case .null: kind = RK_VALUE_NULL
         case .integer(let v):
-            p.kind = 1
+            kind = RK_VALUE_INTEGER
             p.number = UInt64(bitPattern: v)
-        case .boolean: p.kind = 2
+        case .boolean: kind = RK_VALUE_BOOLEAN
         case .string(let bytes):
-            p.kind = 3
+            kind = RK_VALUE_STRING
             p.string = bytes.baseAddress
             p.string_count = bytes.count
         case .double(let v):
-            p.kind = 4
+            kind = RK_VALUE_DOUBLE
             p.number = v.bitPattern
-        // Kept only by the Swift decoder; the rules treat each as "not a number/string".
-        case .point: p.kind = 5
-        case .user: p.kind = 6
-        case .reference: p.kind = 7
+        case .point: kind = RK_VALUE_POINT
+        case .user: kind = RK_VALUE_USER
+        case .reference: kind = RK_VALUE_REFERENCE
         }
+        p.kind = UInt8(kind)
         return p
     }
 }
