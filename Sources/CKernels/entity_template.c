@@ -21,7 +21,6 @@
 
 #include <string.h>
 
-#include "entity_keys.h"
 
 #define DEPENDS 0xFF
 #define CONTINUATION 0x80
@@ -97,9 +96,9 @@ static int property(cursor c) {
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
         int ok;
-        if (key == KEY_NAME) ok = bytes(&c, &inner, DEPENDS);
-        else if (key == KEY_MEANING || key == KEY_MULTIPLE) ok = varint(&c, &ignored, DEPENDS);
-        else if (key == KEY_VALUE) ok = bytes(&c, &inner, DEPENDS) && value(inner);
+        if (key == RK_KEY_NAME) ok = bytes(&c, &inner, DEPENDS);
+        else if (key == RK_KEY_MEANING || key == RK_KEY_MULTIPLE) ok = varint(&c, &ignored, DEPENDS);
+        else if (key == RK_KEY_VALUE) ok = bytes(&c, &inner, DEPENDS) && value(inner);
         else ok = other(&c, key);
         if (!ok) return 0;
     }
@@ -110,14 +109,14 @@ static int path(cursor c) {
     while (c.p < c.end) {
         uint64_t key;
         if (!varint(&c, &key, DEPENDS)) return 0;
-        if (key != KEY_ELEMENT_START) {
+        if (key != RK_KEY_ELEMENT_START) {
             if (!other(&c, key)) return 0;
             continue;
         }
         for (;;) {
             uint64_t inner_key;
             if (!varint(&c, &inner_key, DEPENDS)) return 0;
-            if (inner_key == KEY_ELEMENT_END) break;
+            if (inner_key == RK_KEY_ELEMENT_END) break;
             // Kind, name and id are only copied.
             if (!other(&c, inner_key)) return 0;
         }
@@ -130,7 +129,7 @@ static int entity_key(cursor c) {
         uint64_t key;
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
-        int ok = key == KEY_PATH ? bytes(&c, &inner, DEPENDS) && path(inner) : other(&c, key);
+        int ok = key == RK_KEY_PATH ? bytes(&c, &inner, DEPENDS) && path(inner) : other(&c, key);
         if (!ok) return 0;
     }
     return 1;
@@ -143,8 +142,8 @@ static int describe(const uint8_t *record, size_t count, uint8_t *mask) {
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
         int ok;
-        if (key == KEY_RAW_PROPERTY || key == KEY_PROPERTY) ok = bytes(&c, &inner, DEPENDS) && property(inner);
-        else if (key == KEY_ENTITY_KEY) ok = bytes(&c, &inner, DEPENDS) && entity_key(inner);
+        if (key == RK_KEY_RAW_PROPERTY || key == RK_KEY_PROPERTY) ok = bytes(&c, &inner, DEPENDS) && property(inner);
+        else if (key == RK_KEY_ENTITY_KEY) ok = bytes(&c, &inner, DEPENDS) && entity_key(inner);
         else ok = other(&c, key);
         if (!ok) return 0;
     }

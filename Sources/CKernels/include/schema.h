@@ -15,6 +15,18 @@
 // (EntityDecoder.swift, entity_pick.c, LogRecordReader.swift, crc32c.c).
 // ---------------------------------------------------------------------------------------------
 
+/// The keys (field number << 3 | wire type) of storage_onestore_v3's EntityProto that the
+/// decoders read (EntityProto.swift names the fields).
+enum {
+    RK_KEY_ENTITY_KEY = 13 << 3 | 2, RK_KEY_PROPERTY = 14 << 3 | 2, RK_KEY_RAW_PROPERTY = 15 << 3 | 2,
+    RK_KEY_PATH = 14 << 3 | 2,
+    RK_KEY_ELEMENT_START = 1 << 3 | 3, RK_KEY_ELEMENT_END = 1 << 3 | 4,
+    RK_KEY_ELEMENT_KIND = 2 << 3 | 2, RK_KEY_ELEMENT_ID = 3 << 3 | 0, RK_KEY_ELEMENT_NAME = 4 << 3 | 2,
+    RK_KEY_MEANING = 1 << 3 | 0, RK_KEY_NAME = 3 << 3 | 2, RK_KEY_MULTIPLE = 4 << 3 | 0, RK_KEY_VALUE = 5 << 3 | 2,
+    RK_KEY_INT64 = 1 << 3 | 0, RK_KEY_BOOLEAN = 2 << 3 | 0, RK_KEY_STRING = 3 << 3 | 2, RK_KEY_DOUBLE = 4 << 3 | 1,
+    RK_KEY_POINT = 5 << 3 | 3, RK_KEY_USER = 8 << 3 | 3, RK_KEY_REFERENCE = 12 << 3 | 3,
+};
+
 /// The slots of `rk_picked_entity.properties`: the five properties a rating event has, in
 /// this order (EntityProto.Name reads its slot from here).
 #define RK_SLOT_JOKE_ID 0

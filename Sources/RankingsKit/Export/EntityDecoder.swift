@@ -62,17 +62,18 @@ struct EntityDecoder {
         guard entity.pathLength > 0 else { throw ProtoWire.Malformed(reason: "a key with an empty path") }
     }
 
-    /// The keys picked out: see `EntityProto` for the field numbers.
+    /// The keys picked out (schema.h's RK_KEY_*; `EntityProto` names the fields).
     private enum Keys {
-        static let entityKey: UInt64 = 13 << 3 | 2, property: UInt64 = 14 << 3 | 2, rawProperty: UInt64 = 15 << 3 | 2
-        static let path: UInt64 = 14 << 3 | 2
-        static let elementStart: UInt64 = 1 << 3 | 3, elementEnd: UInt64 = 1 << 3 | 4
-        static let elementKind: UInt64 = 2 << 3 | 2, elementID: UInt64 = 3 << 3 | 0, elementName: UInt64 = 4 << 3 | 2
-        static let meaning: UInt64 = 1 << 3 | 0, name: UInt64 = 3 << 3 | 2, multiple: UInt64 = 4 << 3 | 0
-        static let value: UInt64 = 5 << 3 | 2
-        static let int64Value: UInt64 = 1 << 3 | 0, booleanValue: UInt64 = 2 << 3 | 0
-        static let stringValue: UInt64 = 3 << 3 | 2, doubleValue: UInt64 = 4 << 3 | 1
-        static let pointValue: UInt64 = 5 << 3 | 3, userValue: UInt64 = 8 << 3 | 3, referenceValue: UInt64 = 12 << 3 | 3
+        static let entityKey = UInt64(RK_KEY_ENTITY_KEY), property = UInt64(RK_KEY_PROPERTY)
+        static let rawProperty = UInt64(RK_KEY_RAW_PROPERTY), path = UInt64(RK_KEY_PATH)
+        static let elementStart = UInt64(RK_KEY_ELEMENT_START), elementEnd = UInt64(RK_KEY_ELEMENT_END)
+        static let elementKind = UInt64(RK_KEY_ELEMENT_KIND), elementID = UInt64(RK_KEY_ELEMENT_ID)
+        static let elementName = UInt64(RK_KEY_ELEMENT_NAME), meaning = UInt64(RK_KEY_MEANING)
+        static let name = UInt64(RK_KEY_NAME), multiple = UInt64(RK_KEY_MULTIPLE), value = UInt64(RK_KEY_VALUE)
+        static let int64Value = UInt64(RK_KEY_INT64), booleanValue = UInt64(RK_KEY_BOOLEAN)
+        static let stringValue = UInt64(RK_KEY_STRING), doubleValue = UInt64(RK_KEY_DOUBLE)
+        static let pointValue = UInt64(RK_KEY_POINT), userValue = UInt64(RK_KEY_USER)
+        static let referenceValue = UInt64(RK_KEY_REFERENCE)
     }
 
     private mutating func key(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) {
@@ -187,33 +188,11 @@ struct EntityDecoder {
         return value
     }
 
-    /// Which of the five names `name` is: by length first, so most other names cost one compare,
-    /// then by the name's bytes loaded as words (the literals' words fold to constants).
-    @inline(__always)
+    /// Which of the names the job reads `name` is, if any.
     private static func slot(_ name: UnsafeBufferPointer<UInt8>) -> EntityProto.Name? {
-        switch name.count {
-        case 6: return short(name, "rating") ? .rating : nil
-        case 7: return short(name, "joke_id") ? .jokeID : short(name, "week_id") ? .weekID : nil
-        case 9: return nine(name, "timestamp") ? .timestamp : nine(name, "device_id") ? .deviceID : nil
-        default: return nil
+        EntityProto.Name.allCases.first {
+            name.elementsEqual(UnsafeBufferPointer(start: $0.text.utf8Start, count: $0.text.utf8CodeUnitCount))
         }
-    }
-
-    /// Whether 4…8 bytes equal `text` of the same length: two overlapping 4-byte loads cover them.
-    @inline(__always)
-    private static func short(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        @inline(__always) func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
-            UInt64(p.loadUnaligned(as: UInt32.self)) | UInt64(p.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
-        }
-        return word(UnsafeRawPointer(name.baseAddress!), name.count) == word(UnsafeRawPointer(text.utf8Start), name.count)
-    }
-
-    /// Whether 9 bytes equal the 9-byte `text`: one 8-byte load and the last byte.
-    @inline(__always)
-    private static func nine(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        let p = UnsafeRawPointer(name.baseAddress!), t = UnsafeRawPointer(text.utf8Start)
-        return p.loadUnaligned(as: UInt64.self) == t.loadUnaligned(as: UInt64.self)
-            && p.load(fromByteOffset: 8, as: UInt8.self) == t.load(fromByteOffset: 8, as: UInt8.self)
     }
 }
 
