@@ -147,40 +147,47 @@ struct EntityDecoder {
             if let value { _ = try Self.value(value) }
             return
         }
-        let entity = self.entity
-        var property = entity[slot: slot]
-        if property.seen > 0 && !(multiple && property.multiple) {
+        let property = UnsafeMutablePointer(mutating: EntityProto.property(slot, of: scratch.picks))
+        if property.pointee.seen > 0 && !(multiple && property.pointee.multiple != 0) {
             throw ProtoWire.Malformed(reason: "property \(slot.text) twice")
         }
-        property.seen += 1
-        property.meaning = meaning
-        property.multiple = multiple
-        property.value = try value.map { (v) throws(ProtoWire.Malformed) in try Self.value(v) } ?? .null
-        entity[slot: slot] = property
+        let seen = property.pointee.seen + 1
+        property.pointee = try value.map { (v) throws(ProtoWire.Malformed) in try Self.value(v) } ?? rk_picked_property()
+        property.pointee.seen = seen
+        property.pointee.meaning = meaning
+        property.pointee.multiple = multiple ? 1 : 0
     }
 
-    @inline(__always)
-    private static func value(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) -> EntityProto.Value {
+    /// A PropertyValue: its kind (schema.h's RK_VALUE_*) is the field set last.
+    private static func value(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) -> rk_picked_property {
         var wire = ProtoWire(UnsafeRawBufferPointer(bytes))
-        var value = EntityProto.Value.null
+        var value = rk_picked_property()
+        func kind(_ kind: Int32) { value.kind = UInt8(kind) }
         while !wire.atEnd {
             let key = try wire.varint()
             switch key {
-            case Keys.int64Value: value = .integer(Int64(bitPattern: try wire.varint()))
+            case Keys.int64Value:
+                value.number = try wire.varint()
+                kind(RK_VALUE_INTEGER)
             case Keys.booleanValue:
                 _ = try wire.varint()
-                value = .boolean
-            case Keys.stringValue: value = .string(try wire.bytes())
-            case Keys.doubleValue: value = .double(Double(bitPattern: try wire.fixed64()))
+                kind(RK_VALUE_BOOLEAN)
+            case Keys.stringValue:
+                let string = try wire.bytes()
+                (value.string, value.string_count) = (string.baseAddress, string.count)
+                kind(RK_VALUE_STRING)
+            case Keys.doubleValue:
+                value.number = try wire.fixed64()
+                kind(RK_VALUE_DOUBLE)
             case Keys.pointValue:
                 try wire.skip(.startGroup, field: 5)
-                value = .point
+                kind(RK_VALUE_POINT)
             case Keys.userValue:
                 try wire.skip(.startGroup, field: 8)
-                value = .user
+                kind(RK_VALUE_USER)
             case Keys.referenceValue:
                 try wire.skip(.startGroup, field: 12)
-                value = .reference
+                kind(RK_VALUE_REFERENCE)
             default:
                 try wire.skipField(key)
             }

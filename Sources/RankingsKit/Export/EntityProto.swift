@@ -47,30 +47,10 @@ struct EntityProto {
         static let emptyList: UInt64 = 24
     }
 
-    /// One PropertyValue: exactly one of its fields is set, or none (null).
-    enum Value {
-        case null
-        case integer(Int64)
-        case boolean
-        case string(UnsafeBufferPointer<UInt8>)
-        case double(Double)
-        case point, user, reference
-    }
-
-    struct Property {
-        var meaning: UInt64 = 0
-        var value: Value = .null
-        /// Firestore writes an array as one property per element, each marked multiple (an
-        /// empty array as one property with meaning EMPTY_LIST); a map as a string holding an
-        /// embedded EntityProto with meaning ENTITY_PROTO.
-        var multiple = false
-        /// Properties of this name seen: more than one that is not marked multiple cannot be.
-        var seen = 0
-    }
-
     /// The picked fields, kept in the C walker's struct: `rk_entity_pick` fills it, the Swift
-    /// decoder fills it through the accessors below, and the rules read it in place, so a
-    /// record's picks are never copied from one form into another.
+    /// decoder too (the key through the accessors below, each property as C would), and the
+    /// rules read it in place, so a record's picks have one form. A property's value is its
+    /// kind (schema.h's RK_VALUE_*) with the number (an int64, or a double's bits) or string.
     let raw: UnsafeMutablePointer<rk_picked_entity>
 
     var pathLength: Int {
@@ -104,62 +84,10 @@ struct EntityProto {
         }
     }
 
-    /// A property slot as it stands, seen or not.
-    subscript(slot name: Name) -> Property {
-        get { Property(picked: Self.property(name, of: raw).pointee) }
-        nonmutating set { UnsafeMutablePointer(mutating: Self.property(name, of: raw)).pointee = newValue.picked }
-    }
-
     /// A property of the picks, in place.
     @inline(__always)
     static func property(_ name: Name, of picks: UnsafePointer<rk_picked_entity>) -> UnsafePointer<rk_picked_property> {
         UnsafeRawPointer(picks).advanced(by: MemoryLayout<rk_picked_entity>.offset(of: \.properties)!)
             .assumingMemoryBound(to: rk_picked_property.self) + name.slot
-    }
-}
-
-extension EntityProto.Property {
-    init(picked p: rk_picked_property) {
-        meaning = p.meaning
-        multiple = p.multiple != 0
-        seen = Int(p.seen)
-        switch Int32(p.kind) {
-        case RK_VALUE_INTEGER: value = .integer(Int64(bitPattern: p.number))
-        case RK_VALUE_BOOLEAN: value = .boolean
-        case RK_VALUE_STRING: value = .string(UnsafeBufferPointer(start: p.string, count: p.string_count))
-        case RK_VALUE_DOUBLE: value = .double(Double(bitPattern: p.number))
-        case RK_VALUE_POINT: value = .point
-        case RK_VALUE_USER: value = .user
-        case RK_VALUE_REFERENCE: value = .reference
-        default: value = .null
-        }
-    }
-
-    /// The same in the C walker's form.
-    var picked: rk_picked_property {
-        var p = rk_picked_property()
-        p.meaning = meaning
-        p.multiple = multiple ? 1 : 0
-        p.seen = UInt32(truncatingIfNeeded: seen)
-        let kind: Int32
-        switch value {
-        case .null: kind = RK_VALUE_NULL
-        case .integer(let v):
-            kind = RK_VALUE_INTEGER
-            p.number = UInt64(bitPattern: v)
-        case .boolean: kind = RK_VALUE_BOOLEAN
-        case .string(let bytes):
-            kind = RK_VALUE_STRING
-            p.string = bytes.baseAddress
-            p.string_count = bytes.count
-        case .double(let v):
-            kind = RK_VALUE_DOUBLE
-            p.number = v.bitPattern
-        case .point: kind = RK_VALUE_POINT
-        case .user: kind = RK_VALUE_USER
-        case .reference: kind = RK_VALUE_REFERENCE
-        }
-        p.kind = UInt8(kind)
-        return p
     }
 }

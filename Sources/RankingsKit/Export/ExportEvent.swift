@@ -36,10 +36,7 @@ struct ExportEvent {
 
     /// `timestamp`: a Firestore timestamp (microseconds, as Firestore keeps them), absent, or
     /// a value of another type.
-    var timestamp: EventTime {
-        let t = EntityProto.property(.timestamp, of: details)
-        return ExportEventRules.timestamp(t.pointee.seen > 0 ? EntityProto.Property(picked: t.pointee) : nil)
-    }
+    var timestamp: EventTime { ExportEventRules.timestamp(EntityProto.property(.timestamp, of: details)) }
 
     /// `device_id` and `week_id`: nil unless a plain string property.
     var deviceID: UnsafeBufferPointer<UInt8>? { ExportEventRules.plainString(EntityProto.property(.deviceID, of: details)) }

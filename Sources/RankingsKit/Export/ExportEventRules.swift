@@ -59,33 +59,34 @@ enum ExportEventRules {
     }
 
     /// Firestore keeps timestamps as microseconds since the epoch with meaning GD_WHEN.
-    static func timestamp(_ property: EntityProto.Property?) -> EventTime {
-        guard let property else { return .absent }
-        guard !property.multiple, property.meaning == EntityProto.Meaning.gdWhen,
-              case .integer(let micros) = property.value else { return .unreadable(value: typeName(property)) }
-        let (seconds, remainder) = micros.quotientAndRemainder(dividingBy: 1_000_000)
+    static func timestamp(_ p: UnsafePointer<rk_picked_property>) -> EventTime {
+        guard p.pointee.seen > 0 else { return .absent }
+        guard p.pointee.multiple == 0, p.pointee.meaning == EntityProto.Meaning.gdWhen, Int32(p.pointee.kind) == RK_VALUE_INTEGER
+        else { return .unreadable(value: typeName(p.pointee)) }
+        let (seconds, remainder) = Int64(bitPattern: p.pointee.number).quotientAndRemainder(dividingBy: 1_000_000)
         return .at(remainder < 0
             ? Timestamp(seconds: seconds - 1, nanoseconds: Int32((remainder + 1_000_000) * 1000))
             : Timestamp(seconds: seconds, nanoseconds: Int32(remainder * 1000)))
     }
 
     /// What Firestore type a property holds, for messages.
-    static func typeName(_ property: EntityProto.Property) -> String {
-        if property.multiple || property.meaning == EntityProto.Meaning.emptyList { return "an array" }
-        switch property.value {
-        case .null: return "null"
-        case .integer: return property.meaning == EntityProto.Meaning.gdWhen ? "a timestamp" : "an integer"
-        case .boolean: return "a boolean"
-        case .double: return "a double"
-        case .point: return "a geo point"
-        case .user: return "a user"
-        case .reference: return "a reference"
-        case .string:
-            switch property.meaning {
+    static func typeName(_ property: rk_picked_property) -> String {
+        let meaning = property.meaning
+        if property.multiple != 0 || meaning == EntityProto.Meaning.emptyList { return "an array" }
+        switch Int32(property.kind) {
+        case RK_VALUE_INTEGER: return meaning == EntityProto.Meaning.gdWhen ? "a timestamp" : "an integer"
+        case RK_VALUE_BOOLEAN: return "a boolean"
+        case RK_VALUE_DOUBLE: return "a double"
+        case RK_VALUE_POINT: return "a geo point"
+        case RK_VALUE_USER: return "a user"
+        case RK_VALUE_REFERENCE: return "a reference"
+        case RK_VALUE_STRING:
+            switch meaning {
             case EntityProto.Meaning.blob, EntityProto.Meaning.byteString: return "bytes"
             case EntityProto.Meaning.entityProto: return "a map"
             default: return "a string"
             }
+        default: return "null"
         }
     }
 

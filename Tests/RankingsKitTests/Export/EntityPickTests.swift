@@ -24,17 +24,13 @@ struct EntityPickTests {
             let e = decoder.entity
             var text = "path \(e.pathLength) kind \(Array(e.kind)) name \(e.name.map { Array($0) } as Any) id \(e.id as Any)"
             for name in EntityProto.Name.allCases {
-                let p = e[slot: name]
+                let p = EntityProto.property(name, of: e.raw).pointee
                 guard p.seen > 0 else { continue }
-                let value: String = switch p.value {
-                case .null: "null"
-                case .integer(let v): "int \(v)"
-                case .boolean: "bool"
-                case .string(let s): "string \(Array(s))"
-                case .double(let d): "double \(d.bitPattern)"
-                case .point: "point"
-                case .user: "user"
-                case .reference: "reference"
+                let value: String = switch Int32(p.kind) {
+                case RK_VALUE_INTEGER: "int \(Int64(bitPattern: p.number))"
+                case RK_VALUE_STRING: "string \(Array(UnsafeBufferPointer(start: p.string, count: p.string_count)))"
+                case RK_VALUE_DOUBLE: "double \(p.number)"
+                default: "kind \(p.kind)"
                 }
                 text += "; \(name) seen \(p.seen) meaning \(p.meaning) multiple \(p.multiple) \(value)"
             }
