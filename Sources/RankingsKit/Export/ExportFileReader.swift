@@ -47,6 +47,7 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
     let path: String
     var number = 0
 
+    @inline(__always)
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         number += 1
         do throws(ProtoWire.Malformed) {
