@@ -1,5 +1,6 @@
 #include "crc32c.h"
 #include "cpu_level.h"
+#include "log_fragment.h"
 
 #include <pthread.h>
 #include <string.h>

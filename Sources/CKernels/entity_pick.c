@@ -2,7 +2,6 @@
 
 #include <string.h>
 
-#include "entity_keys.h"
 
 // A cursor over one message. Every reader returns 0 on anything the Swift decoder would
 // refuse (or that this walker leaves to it), 1 otherwise.
@@ -67,7 +66,7 @@ static inline int skip(wire *w, uint64_t key) {
     }
 }
 
-// Inlined into its two callers: a call per property cost a fifth of the walk.
+// Inlined into its two callers (the walk's hottest function).
 static inline __attribute__((always_inline)) int value(const uint8_t *start, size_t count, rk_picked_property *out) {
     wire w = {start, start + count};
     uint8_t kind = RK_VALUE_NULL, number_form = 0;
@@ -79,13 +78,13 @@ static inline __attribute__((always_inline)) int value(const uint8_t *start, siz
     // lengths, damage) takes the loop below from the start.
     if (count >= 2) {
         uint8_t key = start[0];
-        if (key == KEY_STRING && start[1] < 0x80 && start[1] == count - 2) {
+        if (key == RK_KEY_STRING && start[1] < 0x80 && start[1] == count - 2) {
             kind = RK_VALUE_STRING;
             string = start + 2;
             string_count = count - 2;
             goto done;
         }
-        if (key == KEY_INT64) {
+        if (key == RK_KEY_INT64) {
             wire v = {start + 1, start + count};
             if (varint(&v, &number) && v.p == v.end) {
                 kind = RK_VALUE_INTEGER;
@@ -94,7 +93,7 @@ static inline __attribute__((always_inline)) int value(const uint8_t *start, siz
                 goto done;
             }
             number = 0;
-        } else if (key == KEY_DOUBLE && count == 9) {
+        } else if (key == RK_KEY_DOUBLE && count == 9) {
             memcpy(&number, start + 1, 8);
             kind = RK_VALUE_DOUBLE;
             number_at = start + 1;
@@ -105,24 +104,24 @@ static inline __attribute__((always_inline)) int value(const uint8_t *start, siz
     while (w.p < w.end) {
         uint64_t key;
         if (!varint(&w, &key)) return 0;
-        // Compares in the order of how common each is, not a switch: its jump table's one
-        // indirect branch per field was mispredicted often enough to cost a quarter of the walk.
-        if (key == KEY_STRING) {
+        // Compares in the order of how common each is, not a switch (whose jump table is one
+        // indirect branch per field).
+        if (key == RK_KEY_STRING) {
             if (!bytes(&w, &string, &string_count)) return 0;
             kind = RK_VALUE_STRING;
-        } else if (key == KEY_INT64) {
+        } else if (key == RK_KEY_INT64) {
             number_at = w.p;
             number_form = 1;
             if (!varint(&w, &number)) return 0;
             kind = RK_VALUE_INTEGER;
-        } else if (key == KEY_DOUBLE) {
+        } else if (key == RK_KEY_DOUBLE) {
             if (w.end - w.p < 8) return 0;
             memcpy(&number, w.p, 8);  // little-endian, as the wire format
             number_at = w.p;
             number_form = 2;
             w.p += 8;
             kind = RK_VALUE_DOUBLE;
-        } else if (key == KEY_BOOLEAN) {
+        } else if (key == RK_KEY_BOOLEAN) {
             uint64_t ignored;
             if (!varint(&w, &ignored)) return 0;
             kind = RK_VALUE_BOOLEAN;
@@ -166,12 +165,12 @@ static inline int same_nine(const uint8_t *name, const char *text) {
     return load64(name) == load64((const uint8_t *)text) && name[8] == (uint8_t)text[8];
 }
 
-// Which of the five names: -1 for another.
+// Which slot (schema.h's RK_SLOT_*) a property of this name fills: -1 for none.
 static inline int slot(const uint8_t *name, size_t count) {
     switch (count) {
-    case 6: return same_short(name, "rating", 6) ? 1 : -1;
-    case 7: return same_short(name, "joke_id", 7) ? 0 : same_short(name, "week_id", 7) ? 4 : -1;
-    case 9: return same_nine(name, "timestamp") ? 2 : same_nine(name, "device_id") ? 3 : -1;
+    case 6: return same_short(name, "rating", 6) ? RK_SLOT_RATING : -1;
+    case 7: return same_short(name, "joke_id", 7) ? RK_SLOT_JOKE_ID : same_short(name, "week_id", 7) ? RK_SLOT_WEEK_ID : -1;
+    case 9: return same_nine(name, "timestamp") ? RK_SLOT_TIMESTAMP : same_nine(name, "device_id") ? RK_SLOT_DEVICE_ID : -1;
     default: return -1;
     }
 }
@@ -184,23 +183,22 @@ static int property(const uint8_t *start, size_t count, rk_picked_entity *out) {
     int has_name = 0, has_value = 0;
     // Firestore's layout, read in a straight line: meaning (when set), name, multiple, value,
     // each once, every length and small number one byte. Anything else takes the loop below
-    // from the start. (A switch over the keys in that loop compiled to a jump table whose
-    // indirect branch, once per field, was the walk's costliest instruction.)
+    // from the start.
     const uint8_t *f = start, *end = start + count;
-    if (end - f >= 2 && f[0] == KEY_MEANING && f[1] < 0x80) {
+    if (end - f >= 2 && f[0] == RK_KEY_MEANING && f[1] < 0x80) {
         meaning = f[1];
         f += 2;
     }
-    if (end - f >= 2 && f[0] == KEY_NAME && f[1] < 0x80 && f[1] <= end - f - 2) {
+    if (end - f >= 2 && f[0] == RK_KEY_NAME && f[1] < 0x80 && f[1] <= end - f - 2) {
         name = f + 2;
         name_count = f[1];
         has_name = 1;
         f += 2 + f[1];
-        if (end - f >= 2 && f[0] == KEY_MULTIPLE && f[1] < 0x80) {
+        if (end - f >= 2 && f[0] == RK_KEY_MULTIPLE && f[1] < 0x80) {
             multiple = f[1] != 0;
             f += 2;
         }
-        if (end - f >= 2 && f[0] == KEY_VALUE && f[1] < 0x80 && f[1] <= end - f - 2) {
+        if (end - f >= 2 && f[0] == RK_KEY_VALUE && f[1] < 0x80 && f[1] <= end - f - 2) {
             value_start = f + 2;
             value_count = f[1];
             has_value = 1;
@@ -217,16 +215,16 @@ static int property(const uint8_t *start, size_t count, rk_picked_entity *out) {
         if (!varint(&w, &key)) return 0;
         // Firestore writes name, multiple, value (meaning first, when set): compares in that
         // order, as in `value`.
-        if (key == KEY_NAME) {
+        if (key == RK_KEY_NAME) {
             if (!bytes(&w, &name, &name_count)) return 0;
             has_name = 1;
-        } else if (key == KEY_MULTIPLE) {
+        } else if (key == RK_KEY_MULTIPLE) {
             if (!varint(&w, &multiple)) return 0;
             multiple = multiple != 0;
-        } else if (key == KEY_VALUE) {
+        } else if (key == RK_KEY_VALUE) {
             if (!bytes(&w, &value_start, &value_count)) return 0;
             has_value = 1;
-        } else if (key == KEY_MEANING) {
+        } else if (key == RK_KEY_MEANING) {
             if (!varint(&w, &meaning)) return 0;
         } else if (!skip(&w, key)) {
             return 0;
@@ -254,7 +252,7 @@ static int path(const uint8_t *start, size_t count, rk_picked_entity *out) {
     while (w.p < w.end) {
         uint64_t key;
         if (!varint(&w, &key)) return 0;
-        if (key != KEY_ELEMENT_START) {
+        if (key != RK_KEY_ELEMENT_START) {
             if (!skip(&w, key)) return 0;
             continue;
         }
@@ -266,14 +264,14 @@ static int path(const uint8_t *start, size_t count, rk_picked_entity *out) {
         for (;;) {
             uint64_t inner;
             if (!varint(&w, &inner)) return 0;
-            if (inner == KEY_ELEMENT_END) break;
-            if (inner == KEY_ELEMENT_KIND) {
+            if (inner == RK_KEY_ELEMENT_END) break;
+            if (inner == RK_KEY_ELEMENT_KIND) {
                 if (!bytes(&w, &kind, &kind_count)) return 0;
                 has_kind = 1;
-            } else if (inner == KEY_ELEMENT_NAME) {
+            } else if (inner == RK_KEY_ELEMENT_NAME) {
                 if (!bytes(&w, &name, &name_count)) return 0;
                 has_name = 1;
-            } else if (inner == KEY_ELEMENT_ID) {
+            } else if (inner == RK_KEY_ELEMENT_ID) {
                 id_at = w.p;
                 if (!varint(&w, &id)) return 0;
                 has_id = 1;
@@ -300,7 +298,7 @@ static int entity_key(const uint8_t *start, size_t count, rk_picked_entity *out)
     while (w.p < w.end) {
         uint64_t key;
         if (!varint(&w, &key)) return 0;
-        if (key == KEY_PATH) {
+        if (key == RK_KEY_PATH) {
             const uint8_t *s;
             size_t n;
             if (!bytes(&w, &s, &n) || !path(s, n, out)) return 0;
@@ -320,9 +318,9 @@ int rk_entity_pick(const uint8_t *record, size_t count, rk_picked_entity *out) {
         if (!varint(&w, &key)) return 0;
         const uint8_t *s;
         size_t n;
-        if (key == KEY_RAW_PROPERTY || key == KEY_PROPERTY) {
+        if (key == RK_KEY_RAW_PROPERTY || key == RK_KEY_PROPERTY) {
             if (!bytes(&w, &s, &n) || !property(s, n, out)) return 0;
-        } else if (key == KEY_ENTITY_KEY) {
+        } else if (key == RK_KEY_ENTITY_KEY) {
             if (!bytes(&w, &s, &n) || !entity_key(s, n, out)) return 0;
             has_key = 1;
         } else if (!skip(&w, key)) {

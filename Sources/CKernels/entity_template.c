@@ -15,14 +15,13 @@
 // depends on the byte, 0x80 where only its continuation bit counts, 0 where nothing does. A
 // record of the same length that equals the template's under that mask is walked exactly as
 // the template's was: same fields, same offsets, same picks but for what is read from those
-// bytes (pointers into the record, numbers), which `rk_entity_pick_templated` reads.
-#include "entity_pick.h"
+// bytes (pointers into the record, numbers), which `rk_entity_pick_templated` reads. The rules
+// (ExportEventRules.judge) then judge those picks as they judge the walk's.
+#include "entity_template.h"
 
 #include <string.h>
 
 #include "cpu_level.h"
-#include "crc32c.h"
-#include "entity_keys.h"
 
 #define DEPENDS 0xFF
 #define CONTINUATION 0x80
@@ -98,9 +97,9 @@ static int property(cursor c) {
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
         int ok;
-        if (key == KEY_NAME) ok = bytes(&c, &inner, DEPENDS);
-        else if (key == KEY_MEANING || key == KEY_MULTIPLE) ok = varint(&c, &ignored, DEPENDS);
-        else if (key == KEY_VALUE) ok = bytes(&c, &inner, DEPENDS) && value(inner);
+        if (key == RK_KEY_NAME) ok = bytes(&c, &inner, DEPENDS);
+        else if (key == RK_KEY_MEANING || key == RK_KEY_MULTIPLE) ok = varint(&c, &ignored, DEPENDS);
+        else if (key == RK_KEY_VALUE) ok = bytes(&c, &inner, DEPENDS) && value(inner);
         else ok = other(&c, key);
         if (!ok) return 0;
     }
@@ -111,14 +110,14 @@ static int path(cursor c) {
     while (c.p < c.end) {
         uint64_t key;
         if (!varint(&c, &key, DEPENDS)) return 0;
-        if (key != KEY_ELEMENT_START) {
+        if (key != RK_KEY_ELEMENT_START) {
             if (!other(&c, key)) return 0;
             continue;
         }
         for (;;) {
             uint64_t inner_key;
             if (!varint(&c, &inner_key, DEPENDS)) return 0;
-            if (inner_key == KEY_ELEMENT_END) break;
+            if (inner_key == RK_KEY_ELEMENT_END) break;
             // Kind, name and id are only copied.
             if (!other(&c, inner_key)) return 0;
         }
@@ -131,7 +130,7 @@ static int entity_key(cursor c) {
         uint64_t key;
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
-        int ok = key == KEY_PATH ? bytes(&c, &inner, DEPENDS) && path(inner) : other(&c, key);
+        int ok = key == RK_KEY_PATH ? bytes(&c, &inner, DEPENDS) && path(inner) : other(&c, key);
         if (!ok) return 0;
     }
     return 1;
@@ -144,8 +143,8 @@ static int describe(const uint8_t *record, size_t count, uint8_t *mask) {
         cursor inner;
         if (!varint(&c, &key, DEPENDS)) return 0;
         int ok;
-        if (key == KEY_RAW_PROPERTY || key == KEY_PROPERTY) ok = bytes(&c, &inner, DEPENDS) && property(inner);
-        else if (key == KEY_ENTITY_KEY) ok = bytes(&c, &inner, DEPENDS) && entity_key(inner);
+        if (key == RK_KEY_RAW_PROPERTY || key == RK_KEY_PROPERTY) ok = bytes(&c, &inner, DEPENDS) && property(inner);
+        else if (key == RK_KEY_ENTITY_KEY) ok = bytes(&c, &inner, DEPENDS) && entity_key(inner);
         else ok = other(&c, key);
         if (!ok) return 0;
     }
@@ -173,7 +172,7 @@ static int matches_portable(const rk_entity_template *t, const uint8_t *record, 
 // 64 bytes a step, the last step masked to the record's end (so never read past it, and the
 // mask's bytes past the template's length, left from a longer one, never count). The
 // differences gather in one register and are tested once: a record that reaches the compare
-// nearly always matches, and a branch and a mask computed per step were half the compare.
+// nearly always matches.
 __attribute__((target("avx512f,avx512bw")))
 static int matches_avx512(const rk_entity_template *t, const uint8_t *record, size_t count) {
     __m512i differs = _mm512_setzero_si512();
@@ -216,8 +215,8 @@ static uint64_t read_varint(const uint8_t *p) {
 
 // A varint of at most 8 bytes with 8 readable bytes from `p`, in one load: the bytes up to the
 // first without a continuation bit, their 7-bit groups packed together. Longer varints (a
-// timestamp or id past 2^56) and varints near the record's end take `read_varint`. The varint
-// loop's byte-by-byte dependency chain was a third of taking a template's picks.
+// timestamp or id past 2^56) and varints near the record's end take `read_varint`: the same
+// value without a byte-by-byte dependency chain.
 static inline uint64_t read_varint_in(const uint8_t *p, const uint8_t *end) {
     if (end - p < 8) return read_varint(p);
     uint64_t w;
@@ -234,14 +233,16 @@ static inline uint64_t read_varint_in(const uint8_t *p, const uint8_t *end) {
 // The template's picks, moved from its bytes to `record`, with the numbers read from there.
 static void pick_from(const rk_entity_template *t, const uint8_t *record, size_t count, rk_picked_entity *out) {
     const uint8_t *end = record + count;
-    *out = t->picks;
+    // Copied inline in 16-byte stores, which the caller's loads of single fields forward from
+    // (they do not from the 64-byte stores of a memcpy call).
+    __builtin_memcpy_inline(out, &t->picks, sizeof *out);
     out->kind = moved(out->kind, t->bytes, record);
     out->name = moved(out->name, t->bytes, record);
     if (out->id_at) {
         out->id_at = moved(out->id_at, t->bytes, record);
         out->id = (int64_t)read_varint_in(out->id_at, end);
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < RK_SLOTS; i++) {
         rk_picked_property *p = &out->properties[i];
         p->string = moved(p->string, t->bytes, record);
         if (p->number_form == 0) continue;
@@ -251,14 +252,14 @@ static void pick_from(const rk_entity_template *t, const uint8_t *record, size_t
     }
 }
 
-// Whether the walk's picks of a record make a plain rating event wherever its layout decides:
-// `ExportEventRules.plainEvent`'s checks but for the joke id's bytes (ASCII) and the rating's
-// value (1...5), which `rk_entity_read` checks per record. Every check here reads what the
-// mask holds equal (keys, lengths, meanings, multiple flags) except the kind's bytes, which
-// `remember` adds to the mask of a plain template.
+// Whether every record a template of these picks matches is a plain rating event as far as
+// its layout decides: what `ExportEventRules.judge` asks of the picks for an event, but for the
+// joke id's bytes (UTF-8; here ASCII) and the rating's value (1...5), which `plain_event` checks
+// per record. Every check here reads what the mask holds equal (keys, lengths, meanings,
+// multiple flags) except the kind's bytes, which `remember` adds to the mask of a plain template.
 static int plain_layout(const rk_picked_entity *p) {
     static const char collection[] = "rating_events";
-    const rk_picked_property *joke = &p->properties[0], *rating = &p->properties[1];
+    const rk_picked_property *joke = &p->properties[RK_SLOT_JOKE_ID], *rating = &p->properties[RK_SLOT_RATING];
     return p->path_length == 1 && p->has_name && p->kind_count == sizeof collection - 1 &&
            memcmp(p->kind, collection, sizeof collection - 1) == 0 &&
            joke->seen > 0 && !joke->multiple && joke->kind == RK_VALUE_STRING &&
@@ -278,7 +279,7 @@ static void remember(const uint8_t *record, size_t count, const rk_picked_entity
     t->picks.kind = moved(picks->kind, record, t->bytes);
     t->picks.name = moved(picks->name, record, t->bytes);
     t->picks.id_at = moved(picks->id_at, record, t->bytes);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < RK_SLOTS; i++) {
         t->picks.properties[i].string = moved(picks->properties[i].string, record, t->bytes);
         t->picks.properties[i].number_at = moved(picks->properties[i].number_at, record, t->bytes);
     }
@@ -290,30 +291,19 @@ static void remember(const uint8_t *record, size_t count, const rk_picked_entity
     templates->next = (templates->next + 1) % RK_ENTITY_TEMPLATES;
 }
 
-// The slot of a template (a plain one, if `plain_only`) that matches `record`, the one last
-// matched tried first; -1 for none. Counts nothing.
-static int find(const rk_entity_templates *templates, const uint8_t *record, size_t count, int plain_only) {
+// The template that matches `record`, the one last matched tried first, or NULL (a miss
+// counted towards resting).
+static inline __attribute__((always_inline)) const rk_entity_template *matching(const uint8_t *record, size_t count,
+                                                                              rk_entity_templates *templates) {
     for (uint32_t i = 0; i < RK_ENTITY_TEMPLATES; i++) {
         uint32_t slot = (templates->last + i) % RK_ENTITY_TEMPLATES;
         const rk_entity_template *t = &templates->slots[slot];
-        if (t->length != count || count == 0 || (plain_only && !t->plain) || !matches(t, record, count)) continue;
-        return (int)slot;
+        if (t->length != count || count == 0 || !matches(t, record, count)) continue;
+        templates->last = slot;
+        templates->hits++;
+        rk_patience_hit(&templates->patience);
+        return t;
     }
-    return -1;
-}
-
-// A template in `slot` answered a record: tried first next time, and counted.
-static const rk_entity_template *answered(rk_entity_templates *templates, int slot) {
-    templates->last = (uint32_t)slot;
-    templates->hits++;
-    rk_patience_hit(&templates->patience);
-    return &templates->slots[slot];
-}
-
-// The template that matches `record`, or NULL (a miss counted towards resting).
-static const rk_entity_template *matching(const uint8_t *record, size_t count, rk_entity_templates *templates) {
-    int slot = find(templates, record, count, 0);
-    if (slot >= 0) return answered(templates, slot);
     rk_patience_miss(&templates->patience);
     return NULL;
 }
@@ -334,9 +324,9 @@ int rk_entity_pick_templated(const uint8_t *record, size_t count, rk_picked_enti
 }
 
 // A plain template's record as an event: 1 when its joke id is ASCII and its rating in 1...5
-// (NaN fails both comparisons, as in plainEvent).
+// (NaN fails both comparisons, as in the rules).
 static int plain_event(const rk_entity_template *t, const uint8_t *record, size_t count, rk_plain_event *event) {
-    const rk_picked_property *joke = &t->picks.properties[0], *rating = &t->picks.properties[1];
+    const rk_picked_property *joke = &t->picks.properties[RK_SLOT_JOKE_ID], *rating = &t->picks.properties[RK_SLOT_RATING];
     const uint8_t *id = moved(joke->string, t->bytes, record);
     uint64_t high = 0;
     size_t i = 0;
@@ -368,27 +358,6 @@ int rk_entity_read(const uint8_t *record, size_t count, rk_entity_templates *tem
     return 1;
 }
 
-size_t rk_plain_run(const uint8_t *block, const rk_log_fragment *fragments, size_t count,
-                    rk_entity_templates *templates, rk_plain_event *events) {
-    size_t n = 0;
-    if (count > RK_PLAIN_RUN) count = RK_PLAIN_RUN;
-    // Resting templates are the general path's to count down.
-    if (templates->patience.rest != 0) return 0;
-    for (; n < count; n++) {
-        const rk_log_fragment *f = &fragments[n];
-        if (f->type != 1 || f->checksum != f->stored) break;
-        const uint8_t *record = block + f->data;
-        size_t length = f->length;
-        // Nothing is counted or changed for a record no plain template reads (the general
-        // path reads it again and counts that).
-        int slot = find(templates, record, length, 1);
-        if (slot < 0 || !plain_event(&templates->slots[slot], record, length, &events[n])) break;
-        answered(templates, slot);
-    }
-    return n;
-}
-
-void rk_entity_template_picks(const rk_entity_template *from, const uint8_t *record, size_t count,
-                              rk_picked_entity *out) {
-    pick_from(from, record, count, out);
+void rk_entity_template_picks(const rk_plain_event *event, rk_picked_entity *out) {
+    pick_from(event->from, event->record, event->count, out);
 }

@@ -1,44 +1,49 @@
 import CKernels
 
-/// Decodes an exported entity's bytes into an `EntityProto`, reusing one value record after
-/// record so the hot loop allocates nothing.
+/// Decodes an exported entity's bytes into its picks (`rk_picked_entity`) and judges them,
+/// reusing its memory record after record so the hot loop allocates nothing.
 struct EntityDecoder {
-    private(set) var entity = EntityProto()
+    private let scratch: EntityScratch
 
-    /// Decodes `record`; throws when it is not a well-formed EntityProto with a key.
+    /// `scratch` may be shared with other decoders used one after another on the same thread
+    /// (a worker's ranges and files, whose entities share their layouts), never at once.
+    init(scratch: EntityScratch = EntityScratch()) { self.scratch = scratch }
+
+    /// The picks of the record last decoded, valid while it is.
+    var picks: UnsafeMutablePointer<rk_picked_entity> { scratch.picks }
+    var entity: EntityProto { EntityProto(raw: scratch.picks) }
+    var templates: UnsafeMutablePointer<rk_entity_templates> { scratch.templates }
+
+    /// The rules' verdict on `record`; throws when it is not a well-formed EntityProto with a
+    /// key. `offset` is where the record starts in its file, for the event.
     ///
-    /// The C walker (`rk_entity_pick`, `Sources/CKernels/entity_pick.c`) takes the entities
-    /// exports are made of, at about a third of the instructions; whatever it does not take
-    /// (any damage, and rare shapes such as geo points) is decoded again here in Swift, which
-    /// names the damage. The two must agree on every record the walker takes: the
-    /// export_entity fuzz target holds them to each other and to its reference.
-    mutating func decode(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
-        if let base = record.baseAddress,
-           rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), record.count, &entity.raw) == 1 {
-            return
+    /// One fast mechanism, C's entity templates (entity_template.c: a template of an earlier
+    /// record's layout, else the walk, which makes one), and one reference, the Swift decoder.
+    /// C gives a plain vote's joke id and rating (its template knows the rest of the rules hold)
+    /// or the picks, which `ExportEventRules.judge` judges; whatever C declines (any damage, and
+    /// rare shapes such as geo points) is decoded again by `decodeInSwift`, which names the
+    /// damage, and judged the same way. The export_entity fuzz target holds C to the reference.
+    @inline(__always)
+    mutating func decode(_ record: UnsafeRawBufferPointer, offset: Int64 = 0) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {
+        if let base = record.baseAddress {
+            switch rk_entity_read(base.assumingMemoryBound(to: UInt8.self), record.count, scratch.templates,
+                                  scratch.plain, scratch.picks) {
+            case 2: return .event(ExportEvent(plain: scratch.plain, picks: scratch.picks, offset: offset))
+            case 1: return try ExportEventRules.judge(scratch.picks, offset: offset)
+            default: break
+            }
         }
         try decodeInSwift(record)
+        return try ExportEventRules.judge(scratch.picks, offset: offset)
     }
 
-    /// Takes `picked`, which `rk_entity_pick` filled and accepted from a record, as that
-    /// record decoded: what `decode` gives it, without walking it again.
-    mutating func adopt(_ picked: rk_picked_entity) {
-        entity.raw = picked
-    }
-
-    /// The rules' verdict on the entity last decoded, judged where it lies (through `entity`'s
-    /// getter, the rules would be handed a copy of it).
-    func judged(by rules: ExportEventRules) throws(ProtoWire.Malformed) -> ExportEventRules.Verdict {
-        try rules.judge(entity)
-    }
-
-    /// Decodes `record` with the Swift decoder alone.
+    /// Decodes `record` with the Swift decoder alone: the reference the C walker is held to.
     ///
     /// Each message is walked once, switching on whole keys (`number << 3 | wire type`): the
     /// fields the job reads are picked out, every other one is checked and skipped, in the
     /// order of the bytes, so the first damage met is the one reported.
     mutating func decodeInSwift(_ record: UnsafeRawBufferPointer) throws(ProtoWire.Malformed) {
-        entity = EntityProto()
+        scratch.picks.pointee = rk_picked_entity()
         var hasKey = false
         var wire = ProtoWire(record)
         while !wire.atEnd {
@@ -57,17 +62,18 @@ struct EntityDecoder {
         guard entity.pathLength > 0 else { throw ProtoWire.Malformed(reason: "a key with an empty path") }
     }
 
-    /// The keys picked out: see `EntityProto` for the field numbers.
+    /// The keys picked out (schema.h's RK_KEY_*; `EntityProto` names the fields).
     private enum Keys {
-        static let entityKey: UInt64 = 13 << 3 | 2, property: UInt64 = 14 << 3 | 2, rawProperty: UInt64 = 15 << 3 | 2
-        static let path: UInt64 = 14 << 3 | 2
-        static let elementStart: UInt64 = 1 << 3 | 3, elementEnd: UInt64 = 1 << 3 | 4
-        static let elementKind: UInt64 = 2 << 3 | 2, elementID: UInt64 = 3 << 3 | 0, elementName: UInt64 = 4 << 3 | 2
-        static let meaning: UInt64 = 1 << 3 | 0, name: UInt64 = 3 << 3 | 2, multiple: UInt64 = 4 << 3 | 0
-        static let value: UInt64 = 5 << 3 | 2
-        static let int64Value: UInt64 = 1 << 3 | 0, booleanValue: UInt64 = 2 << 3 | 0
-        static let stringValue: UInt64 = 3 << 3 | 2, doubleValue: UInt64 = 4 << 3 | 1
-        static let pointValue: UInt64 = 5 << 3 | 3, userValue: UInt64 = 8 << 3 | 3, referenceValue: UInt64 = 12 << 3 | 3
+        static let entityKey = UInt64(RK_KEY_ENTITY_KEY), property = UInt64(RK_KEY_PROPERTY)
+        static let rawProperty = UInt64(RK_KEY_RAW_PROPERTY), path = UInt64(RK_KEY_PATH)
+        static let elementStart = UInt64(RK_KEY_ELEMENT_START), elementEnd = UInt64(RK_KEY_ELEMENT_END)
+        static let elementKind = UInt64(RK_KEY_ELEMENT_KIND), elementID = UInt64(RK_KEY_ELEMENT_ID)
+        static let elementName = UInt64(RK_KEY_ELEMENT_NAME), meaning = UInt64(RK_KEY_MEANING)
+        static let name = UInt64(RK_KEY_NAME), multiple = UInt64(RK_KEY_MULTIPLE), value = UInt64(RK_KEY_VALUE)
+        static let int64Value = UInt64(RK_KEY_INT64), booleanValue = UInt64(RK_KEY_BOOLEAN)
+        static let stringValue = UInt64(RK_KEY_STRING), doubleValue = UInt64(RK_KEY_DOUBLE)
+        static let pointValue = UInt64(RK_KEY_POINT), userValue = UInt64(RK_KEY_USER)
+        static let referenceValue = UInt64(RK_KEY_REFERENCE)
     }
 
     private mutating func key(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) {
@@ -110,6 +116,7 @@ struct EntityDecoder {
                 }
             }
             guard let kind else { throw ProtoWire.Malformed(reason: "a path element with no kind") }
+            let entity = self.entity
             entity.pathLength += 1
             entity.kind = kind
             entity.name = name
@@ -140,39 +147,47 @@ struct EntityDecoder {
             if let value { _ = try Self.value(value) }
             return
         }
-        var property = entity[slot: slot]
-        if property.seen > 0 && !(multiple && property.multiple) {
+        let property = UnsafeMutablePointer(mutating: EntityProto.property(slot, of: scratch.picks))
+        if property.pointee.seen > 0 && !(multiple && property.pointee.multiple != 0) {
             throw ProtoWire.Malformed(reason: "property \(slot.text) twice")
         }
-        property.seen += 1
-        property.meaning = meaning
-        property.multiple = multiple
-        property.value = try value.map { (v) throws(ProtoWire.Malformed) in try Self.value(v) } ?? .null
-        entity[slot: slot] = property
+        let seen = property.pointee.seen + 1
+        property.pointee = try value.map { (v) throws(ProtoWire.Malformed) in try Self.value(v) } ?? rk_picked_property()
+        property.pointee.seen = seen
+        property.pointee.meaning = meaning
+        property.pointee.multiple = multiple ? 1 : 0
     }
 
-    @inline(__always)
-    private static func value(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) -> EntityProto.Value {
+    /// A PropertyValue: its kind (schema.h's RK_VALUE_*) is the field set last.
+    private static func value(_ bytes: UnsafeBufferPointer<UInt8>) throws(ProtoWire.Malformed) -> rk_picked_property {
         var wire = ProtoWire(UnsafeRawBufferPointer(bytes))
-        var value = EntityProto.Value.null
+        var value = rk_picked_property()
+        func kind(_ kind: Int32) { value.kind = UInt8(kind) }
         while !wire.atEnd {
             let key = try wire.varint()
             switch key {
-            case Keys.int64Value: value = .integer(Int64(bitPattern: try wire.varint()))
+            case Keys.int64Value:
+                value.number = try wire.varint()
+                kind(RK_VALUE_INTEGER)
             case Keys.booleanValue:
                 _ = try wire.varint()
-                value = .boolean
-            case Keys.stringValue: value = .string(try wire.bytes())
-            case Keys.doubleValue: value = .double(Double(bitPattern: try wire.fixed64()))
+                kind(RK_VALUE_BOOLEAN)
+            case Keys.stringValue:
+                let string = try wire.bytes()
+                (value.string, value.string_count) = (string.baseAddress, string.count)
+                kind(RK_VALUE_STRING)
+            case Keys.doubleValue:
+                value.number = try wire.fixed64()
+                kind(RK_VALUE_DOUBLE)
             case Keys.pointValue:
                 try wire.skip(.startGroup, field: 5)
-                value = .point
+                kind(RK_VALUE_POINT)
             case Keys.userValue:
                 try wire.skip(.startGroup, field: 8)
-                value = .user
+                kind(RK_VALUE_USER)
             case Keys.referenceValue:
                 try wire.skip(.startGroup, field: 12)
-                value = .reference
+                kind(RK_VALUE_REFERENCE)
             default:
                 try wire.skipField(key)
             }
@@ -180,32 +195,39 @@ struct EntityDecoder {
         return value
     }
 
-    /// Which of the five names `name` is: by length first, so most other names cost one compare,
-    /// then by the name's bytes loaded as words (the literals' words fold to constants).
-    @inline(__always)
+    /// Which of the names the job reads `name` is, if any.
     private static func slot(_ name: UnsafeBufferPointer<UInt8>) -> EntityProto.Name? {
-        switch name.count {
-        case 6: return short(name, "rating") ? .rating : nil
-        case 7: return short(name, "joke_id") ? .jokeID : short(name, "week_id") ? .weekID : nil
-        case 9: return nine(name, "timestamp") ? .timestamp : nine(name, "device_id") ? .deviceID : nil
-        default: return nil
+        EntityProto.Name.allCases.first {
+            name.elementsEqual(UnsafeBufferPointer(start: $0.text.utf8Start, count: $0.text.utf8CodeUnitCount))
         }
     }
+}
 
-    /// Whether 4…8 bytes equal `text` of the same length: two overlapping 4-byte loads cover them.
-    @inline(__always)
-    private static func short(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        @inline(__always) func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
-            UInt64(p.loadUnaligned(as: UInt32.self)) | UInt64(p.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
-        }
-        return word(UnsafeRawPointer(name.baseAddress!), name.count) == word(UnsafeRawPointer(text.utf8Start), name.count)
+/// A decoder's memory, kept apart from it so one thread's successive decoders share it: the
+/// picks (followed by room for a numeric key id in decimal, `ExportEvent.eventID`), what a
+/// template read of a plain vote, and the entity templates its walker has made.
+final class EntityScratch {
+    let picks: UnsafeMutablePointer<rk_picked_entity>
+    let plain = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: 1)
+    let templates: UnsafeMutablePointer<rk_entity_templates>
+
+    /// Bytes after the picks for an Int64 in decimal.
+    static let idRoom = 24
+
+    init() {
+        picks = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_picked_entity>.stride + Self.idRoom,
+                                                 alignment: MemoryLayout<rk_picked_entity>.alignment)
+            .bindMemory(to: rk_picked_entity.self, capacity: 1)
+        picks.initialize(to: rk_picked_entity())
+        plain.initialize(to: rk_plain_event())
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
+        templates = raw.bindMemory(to: rk_entity_templates.self, capacity: 1)
     }
 
-    /// Whether 9 bytes equal the 9-byte `text`: one 8-byte load and the last byte.
-    @inline(__always)
-    private static func nine(_ name: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        let p = UnsafeRawPointer(name.baseAddress!), t = UnsafeRawPointer(text.utf8Start)
-        return p.loadUnaligned(as: UInt64.self) == t.loadUnaligned(as: UInt64.self)
-            && p.load(fromByteOffset: 8, as: UInt8.self) == t.load(fromByteOffset: 8, as: UInt8.self)
+    deinit {
+        picks.deallocate()
+        plain.deallocate()
+        templates.deallocate()
     }
 }

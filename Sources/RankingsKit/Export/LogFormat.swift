@@ -1,19 +1,41 @@
 import CKernels
 
 /// The LevelDB log format that a managed export's output files (and its overall metadata) are
-/// written in, in one place: the file is a sequence of 32 KiB blocks; each block holds
-/// fragments, each behind a 7-byte header (masked CRC-32C, little-endian length, type); a record
-/// too long for what is left of a block is cut into FIRST, MIDDLE… and LAST fragments; fewer
-/// than 7 bytes left at a block's end are a zero trailer. Every block starts with a header, which
-/// is what lets a file be read in ranges of whole blocks.
-public enum LogFormat {
-    public static let blockSize = 32_768
-    public static let headerSize = 7
+/// written in, with its numbers from schema.h: the file is a sequence of 32 KiB blocks; each
+/// block holds fragments, each behind a 7-byte header (masked CRC-32C, little-endian length,
+/// type); a record too long for what is left of a block is cut into FIRST, MIDDLE… and LAST
+/// fragments; fewer than 7 bytes left at a block's end are a zero trailer. Every block starts
+/// with a header, which is what lets a file be read in ranges of whole blocks.
+enum LogFormat {
+    static let blockSize = Int(RK_LOG_BLOCK_SIZE)
+    static let headerSize = Int(RK_LOG_HEADER_SIZE)
 
     /// What a header says about its fragment. Type 0 is not written by the log writer; a header
     /// of zeros is a preallocated stretch whose remaining bytes in the block must all be zero.
-    enum FragmentType: UInt8 {
-        case zero = 0, full = 1, first = 2, middle = 3, last = 4
+    enum FragmentType {
+        case zero, full, first, middle, last
+
+        /// The type of a header's byte; nil for none.
+        init?(_ raw: UInt8) {
+            switch Int32(raw) {
+            case RK_LOG_ZERO: self = .zero
+            case RK_LOG_FULL: self = .full
+            case RK_LOG_FIRST: self = .first
+            case RK_LOG_MIDDLE: self = .middle
+            case RK_LOG_LAST: self = .last
+            default: return nil
+            }
+        }
+
+        var raw: UInt8 {
+            switch self {
+            case .zero: UInt8(RK_LOG_ZERO)
+            case .full: UInt8(RK_LOG_FULL)
+            case .first: UInt8(RK_LOG_FIRST)
+            case .middle: UInt8(RK_LOG_MIDDLE)
+            case .last: UInt8(RK_LOG_LAST)
+            }
+        }
 
         var name: String {
             switch self {

@@ -6,18 +6,6 @@ protocol LogRecordVisitor: ~Copyable {
     /// `bytes` is valid only during the call; `offset` is the file offset of the record's first
     /// fragment header.
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError)
-
-    /// Takes whole records at once: from the first of `fragments` (the block's next, at the
-    /// reader's record boundary, in its range), as many as it reads itself, each a FULL
-    /// fragment with its checksum checked; returns how many. The reader hands the rest to
-    /// `record`, one at a time.
-    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
-                          blockOffset: Int64) throws(InputError) -> Int
-}
-
-extension LogRecordVisitor where Self: ~Copyable {
-    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
-                          blockOffset: Int64) throws(InputError) -> Int { 0 }
 }
 
 /// Reads the records of one log file whose first fragment starts in a range of whole blocks.
@@ -108,21 +96,19 @@ struct LogRecordReader: ~Copyable {
         let buffers = self.buffers
         let (fragments, damage) = scan(base, count: count, at: blockOffset)
         rk_log_fragment_checksums(base, buffers.fragments, fragments)
-        var k = 0
-        while k < fragments {
-            if owned, case .between = phase {
-                let taken = try visitor.records(UnsafeBufferPointer(start: buffers.fragments + k, count: fragments - k),
-                                                block: base, blockOffset: blockOffset)
-                records += taken
-                k += taken
-                if k == fragments { break }
-            }
-            defer { k += 1 }
-            let fragment = buffers.fragments[k]
+        let table = buffers.fragments
+        for k in 0..<fragments {
+            let fragment = table[k]
             let pos = Int(fragment.data) - LogFormat.headerSize
             let here = blockOffset + Int64(pos)
             let length = Int(fragment.length)
-            let header = Header(type: LogFormat.FragmentType(rawValue: fragment.type).unsafelyUnwrapped, length: length)
+            // Most fragments are whole records, intact, between records of the range.
+            if fragment.type == RK_LOG_FULL, owned, case .between = phase, fragment.checksum == fragment.stored {
+                records += 1
+                try visitor.record(UnsafeRawBufferPointer(start: base + Int(fragment.data), count: length), offset: here)
+                continue
+            }
+            let header = Header(type: LogFormat.FragmentType(fragment.type).unsafelyUnwrapped, length: length)
             if fragment.checksum != fragment.stored {
                 throw corrupt(here, "checksum mismatch in a \(length)-byte \(header.type.name) fragment")
             }
@@ -183,7 +169,7 @@ struct LogRecordReader: ~Copyable {
             }
             buffers.fragments[fragments] = rk_log_fragment(
                 data: UInt32(pos + LogFormat.headerSize), length: UInt32(header.length), checksum: 0,
-                type: header.type.rawValue, stored: header.stored)
+                type: header.type.raw, stored: header.stored)
             fragments += 1
             pos += LogFormat.headerSize + header.length
         }
@@ -215,7 +201,7 @@ struct LogRecordReader: ~Copyable {
             | UInt32(p.load(fromByteOffset: 2, as: UInt8.self)) << 16 | UInt32(p.load(fromByteOffset: 3, as: UInt8.self)) << 24
         let length = Int(p.load(fromByteOffset: 4, as: UInt8.self)) | Int(p.load(fromByteOffset: 5, as: UInt8.self)) << 8
         let rawType = p.load(fromByteOffset: 6, as: UInt8.self)
-        guard let type = LogFormat.FragmentType(rawValue: rawType) else {
+        guard let type = LogFormat.FragmentType(rawType) else {
             throw corrupt(here, "impossible fragment type \(rawType)")
         }
         if type == .zero {
@@ -282,24 +268,12 @@ final class LogReadBuffers {
     var joined = ByteBuffer(capacity: LogFormat.blockSize)
     /// One block's fragments, as many as fit (every one a bare 7-byte header at the most).
     let fragments = UnsafeMutablePointer<rk_log_fragment>.allocate(capacity: LogFormat.blockSize / LogFormat.headerSize + 1)
-    /// The entity layouts this worker's walker has taken (entity_template.c), kept across
-    /// ranges and files: an export's files share their layouts.
-    let entityTemplates: UnsafeMutablePointer<rk_entity_templates>
-    /// What the templates read of the plain events being handed on: one record's, or a run's.
-    let plainEvents = UnsafeMutablePointer<rk_plain_event>.allocate(capacity: Int(RK_PLAIN_RUN))
-
-    init() {
-        plainEvents.initialize(repeating: rk_plain_event(), count: Int(RK_PLAIN_RUN))
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<rk_entity_templates>.size,
-                                                   alignment: MemoryLayout<rk_entity_templates>.alignment)
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rk_entity_templates>.size)
-        entityTemplates = raw.bindMemory(to: rk_entity_templates.self, capacity: 1)
-    }
+    /// This worker's entity picks and templates, kept across ranges and files: an export's
+    /// files share their layouts.
+    let entity = EntityScratch()
 
     deinit {
         chunk.deallocate()
         fragments.deallocate()
-        entityTemplates.deallocate()
-        plainEvents.deallocate()
     }
 }

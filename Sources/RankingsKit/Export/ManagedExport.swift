@@ -4,23 +4,23 @@ import Glibc
 /// the metadata that is missing, unreadable or not a regular file fails the run before
 /// anything is read) and opened again by each read, so an export of thousands of files needs
 /// no more descriptors than there are threads.
-public struct ExportOutputFile: Sendable {
+struct ExportOutputFile: Sendable {
     /// `DIRECTORY/…/output-N` from the directory the user gave: what messages print.
-    public let displayPath: String
+    let displayPath: String
     /// Bytes when the export was opened: ranges are cut, and read, within these.
-    public let size: Int64
+    let size: Int64
     /// The entity count the overall metadata records for this file's kind folder, shared by
     /// the folder's files; nil when none is recorded (a kind folder read on its own).
-    public let entityCount: ExportEntityCount?
+    let entityCount: ExportEntityCount?
 
-    public init(displayPath: String, size: Int64, entityCount: ExportEntityCount? = nil) {
+    init(displayPath: String, size: Int64, entityCount: ExportEntityCount? = nil) {
         self.displayPath = displayPath
         self.size = size
         self.entityCount = entityCount
     }
 
     /// The file's 32 KiB blocks: ranges of these can be read independently.
-    public var blockCount: Int64 { LogRecordReader.blockCount(fileSize: size) }
+    var blockCount: Int64 { LogRecordReader.blockCount(fileSize: size) }
 }
 
 /// What the overall metadata records of one kind folder's entities: every record of the
@@ -28,10 +28,10 @@ public struct ExportOutputFile: Sendable {
 /// instance per kind folder, shared by its files: identity tells the folders apart.
 public final class ExportEntityCount: Sendable {
     /// The overall metadata file, which records the count.
-    public let metadata: String
+    let metadata: String
     /// The kind folder's metadata file as the overall metadata names it.
-    public let kind: String
-    public let entities: Int64
+    let kind: String
+    let entities: Int64
 
     init(metadata: String, kind: String, entities: Int64) {
         self.metadata = metadata
@@ -42,7 +42,7 @@ public final class ExportEntityCount: Sendable {
     /// Refuses the export unless each kind folder's files held as many records as its
     /// metadata records. `records[i]` is how many records were read from `files[i]`, which
     /// must have been read whole.
-    public static func check(_ files: [ExportOutputFile], records: [Int]) throws(InputError) {
+    static func check(_ files: [ExportOutputFile], records: [Int]) throws(InputError) {
         try check(zip(files, records).map { ($0.entityCount, $1) })
     }
 
@@ -79,13 +79,13 @@ private func theFiles(_ count: Int) -> String { count == 1 ? "the output file" :
 /// inside the export, listed once, and each kind folder's files add up to the bytes the
 /// overall metadata records. What needs reading (the entity counts) is checked by whoever
 /// reads the files whole (`ExportEntityCount.check`).
-public struct ManagedExport: Sendable {
-    public let directory: String
-    public let outputFiles: [ExportOutputFile]
+struct ManagedExport: Sendable {
+    let directory: String
+    let outputFiles: [ExportOutputFile]
 
     /// Reads `directory`'s metadata and opens every output file it lists. Nil when the directory
     /// holds no export metadata (a plain directory of NDJSON files).
-    public static func open(_ directory: String) throws(InputError) -> ManagedExport? {
+    static func open(_ directory: String) throws(InputError) -> ManagedExport? {
         let names = try DirectoryNames.visible(in: directory)
         let overall = names.filter { $0.hasSuffix(ExportMetadata.overallSuffix) }
         let kinds = names.filter { $0.hasSuffix(ExportMetadata.kindSuffix) && !$0.hasSuffix(ExportMetadata.overallSuffix) }

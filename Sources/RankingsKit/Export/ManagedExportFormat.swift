@@ -29,13 +29,7 @@ private struct CountingSink: ExportSink {
     /// The caller's counter, borrowed for one `read`.
     let counter: UnsafeMutablePointer<EventCounter>
 
-    mutating func event(_ event: ExportEvent, record: Int) { count(event, record: record) }
-
-    mutating func event(picked: PickedEvent, record: Int) { count(picked, record: record) }
-
-    mutating func event(templated: TemplatedEvent, record: Int) { count(templated, record: record) }
-
-    private mutating func count<E: ExportEventFields>(_ event: E, record: Int) {
+    mutating func event(_ event: ExportEvent, record: Int) {
         var details = ExportEventDetails(event: event)
         counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
                               details: &details)
@@ -47,17 +41,10 @@ private struct CountingSink: ExportSink {
 }
 
 /// An event's details for the counter, the timestamp worked out only when a selection reads it.
-private struct ExportEventDetails<E: ExportEventFields>: RatingEventDetails {
-    let event: E
+private struct ExportEventDetails: RatingEventDetails {
+    let event: ExportEvent
 
-    func timestamp() -> EventTime {
-        switch event.timestamp {
-        case .absent: .absent
-        case .unreadable(let value): .unreadable(value: value)
-        case .at(let instant): .at(instant)
-        }
-    }
-
+    func timestamp() -> EventTime { event.timestamp }
     func deviceID() -> UnsafeBufferPointer<UInt8>? { event.deviceID }
     func eventID() -> UnsafeBufferPointer<UInt8>? { event.eventID }
     func weekID() -> UnsafeBufferPointer<UInt8>? { event.weekID }

@@ -3,14 +3,12 @@
 /// names, meanings, multiple flags and typed values, some of them near the rules' edges), with
 /// a byte of it changed or not. `EntityDecoder` and `ExportEventRules` must give the
 /// reference's verdict: undecodable, left out, bad with the same reason, or the same event
-/// (id, joke id, rating bit for bit, timestamp, device and week ids). Both ways the decoder
-/// has: `decode` (the C walker, falling back to Swift for what it does not take) and
-/// `decodeInSwift` (Swift alone); and where the reader's fast path (`rk_entity_pick`, then
-/// `ExportEventRules.plainEvent` on the picks) gives an event, the same event. Apart from the
-/// reference: the entity templates of entity_template.c, made from the built record before its
-/// damage, must give the walk's own picks for the damaged one; and where `rk_entity_read` reads
-/// a plain event from such a template (its joke id and rating only), that event must be the
-/// reference's and the picks it leaves for later the walk's.
+/// (id, joke id, rating bit for bit, timestamp, device and week ids), three ways: `decode` on
+/// its own (the C walk, the Swift decoder for what it declines), `decode` after templates of the
+/// record before its damage (a plain template's vote, or a template's picks, judged), and
+/// `decodeInSwift` alone. Apart from the reference: those templates must give the walk's own
+/// picks for the damaged record, and where `rk_entity_read` reads a plain vote from one, the
+/// picks it leaves for later must be the walk's.
 
 import CKernels
 
@@ -65,22 +63,18 @@ private func checkTemplates(base: [UInt8], record: [UInt8], input: [UInt8]) {
     }
 }
 
-/// `rk_entity_read` after templates of `base`: a plain event must be the reference's event,
-/// joke id and rating, with the walk's picks for the rest; otherwise the walk's picks.
-private func checkPlainRead(base: [UInt8], record: [UInt8], input: [UInt8], reference: ReferenceEntity.Verdict) {
+/// `rk_entity_read` after templates of `base`: where it reads a plain vote, the picks it leaves
+/// for later must be the walk's.
+private func checkPlainRead(base: [UInt8], record: [UInt8], input: [UInt8]) {
     withTemplates { t in
         _ = picksText(base, templates: t)
         let walked = picksText(record, templates: nil)
         record.withUnsafeBufferPointer { buffer in
             var plain = rk_plain_event(), e = rk_picked_entity()
             guard let start = buffer.baseAddress, rk_entity_read(start, buffer.count, t, &plain, &e) == 2 else { return }
-            let joke = Array(UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count))
-            guard case .event(_, let expectedJoke, let rating, _, _, _) = reference,
-                  joke == expectedJoke, plain.rating.bitPattern == rating.bitPattern
-            else { mismatch("plain event read from a template", input: input, product: (joke, plain.rating), reference: reference) }
-            rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
+            rk_entity_template_picks(&plain, &e)
             let later = text(of: e, base: start)
-            if later != walked { mismatch("picks left for later by a plain event", input: input, product: later, reference: walked) }
+            if later != walked { mismatch("picks left for later by a plain vote", input: input, product: later, reference: walked) }
         }
     }
 }
@@ -135,17 +129,28 @@ private func build(_ input: inout FuzzInput, before: inout [UInt8]) -> [UInt8] {
     return out
 }
 
-private func productVerdict(_ record: [UInt8], swiftOnly: Bool) -> ReferenceEntity.Verdict {
+/// How the product decodes: `decode` with fresh templates, `decode` after templates of `warm`,
+/// or `decodeInSwift` alone.
+private enum Way { case decode, templated, swift }
+
+private func productVerdict(_ record: [UInt8], _ way: Way, warm: [UInt8]) -> ReferenceEntity.Verdict {
     var decoder = EntityDecoder()
-    let rules = ExportEventRules()
+    if way == .templated {
+        warm.withUnsafeBytes { raw in
+            _ = try? decoder.decode(raw)
+            _ = try? decoder.decode(raw)
+        }
+    }
     return record.withUnsafeBytes { raw in
         do throws(ProtoWire.Malformed) {
-            if swiftOnly {
+            let verdict: ExportEventRules.Verdict
+            if way == .swift {
                 try decoder.decodeInSwift(raw)
+                verdict = try ExportEventRules.judge(decoder.picks, offset: 0)
             } else {
-                try decoder.decode(raw)
+                verdict = try decoder.decode(raw)
             }
-            switch try rules.judge(decoder.entity) {
+            switch verdict {
             case .leftOut: return .leftOut
             case .bad(let why): return .bad(why.message)
             case .event(let e):
@@ -164,50 +169,17 @@ private func productVerdict(_ record: [UInt8], swiftOnly: Bool) -> ReferenceEnti
     }
 }
 
-/// The visitor's fast path: the C walker's picks judged in place. It may decline (nil); where
-/// it gives an event, that must be the reference's.
-private func plainVerdict(_ record: [UInt8]) -> ReferenceEntity.Verdict? {
-    var picks = rk_picked_entity()
-    return record.withUnsafeBytes { raw -> ReferenceEntity.Verdict? in
-        withUnsafeMutablePointer(to: &picks) { p -> ReferenceEntity.Verdict? in
-            guard let base = raw.baseAddress, rk_entity_pick(base.assumingMemoryBound(to: UInt8.self), raw.count, p) == 1,
-                  let picked = ExportEventRules.plainEvent(p, offset: 0)
-            else { return nil }
-            let e = picked.event
-            let micros: Int64??
-            switch e.timestamp {
-            case .absent: micros = nil
-            case .unreadable: micros = .some(nil)
-            case .at(let t): micros = .some(t.seconds * 1_000_000 + Int64(t.nanoseconds / 1000))
-            }
-            // The in-place accessors must give what the full event holds.
-            if picked.timestamp != e.timestamp || picked.deviceID.map(Array.init) != e.deviceID.map(Array.init)
-                || picked.weekID.map(Array.init) != e.weekID.map(Array.init) || Array(picked.eventID) != Array(e.eventID) {
-                return .undecodable
-            }
-            return .event(id: Array(e.eventID), joke: Array(e.jokeID), rating: e.rating, timestamp: micros,
-                          device: e.deviceID.map { Array($0) }, week: e.weekID.map { Array($0) })
-        }
-    }
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     var before: [UInt8] = []
     let record = input.byte() & 1 == 0 ? input.rest : build(&input, before: &before)
-    checkTemplates(base: before.isEmpty ? record : before, record: record, input: input.bytes)
+    let warm = before.isEmpty ? record : before
+    checkTemplates(base: warm, record: record, input: input.bytes)
+    checkPlainRead(base: warm, record: record, input: input.bytes)
     let reference = ReferenceEntity.judge(record)
-    checkPlainRead(base: before.isEmpty ? record : before, record: record, input: input.bytes, reference: reference)
-    for mode in 0..<3 {
-        let swiftOnly = mode == 1
-        let product: ReferenceEntity.Verdict
-        if mode == 2 {
-            guard let plain = plainVerdict(record) else { continue }
-            product = plain
-        } else {
-            product = productVerdict(record, swiftOnly: swiftOnly)
-        }
+    for way in [Way.decode, .templated, .swift] {
+        let product = productVerdict(record, way, warm: warm)
         // Ratings compare bit for bit (NaN never reaches an event).
         var same = product == reference
         if case .event(let a, let b, let r1, let c, let d, let e) = product,
@@ -215,9 +187,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             same = a == a2 && b == b2 && r1.bitPattern == r2.bitPattern && c == c2 && d == d2 && e == e2
         }
         if !same {
-            mismatch(mode == 2 ? "verdict (plain event from the picks)" : swiftOnly ? "verdict (Swift decoder alone)" : "verdict",
-                     input: input.bytes, product: product,
-                     reference: reference)
+            mismatch("verdict (\(way))", input: input.bytes, product: product, reference: reference)
         }
     }
     return 0

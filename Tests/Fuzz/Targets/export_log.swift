@@ -1,4 +1,3 @@
-import CKernels
 import Glibc
 
 /// Target: the managed-export log reader. The fuzzer's bytes are read as a log file as they
@@ -7,10 +6,7 @@ import Glibc
 /// type rewritten with a matching checksum, zeros appended. `LogRecordReader` over the whole
 /// file must give the reference's records (bytes and offsets) or its first damage (offset and
 /// kind); read in block ranges cut where the fuzzer chose, the ranges' records joined must be
-/// the whole file's, and the first range that fails must fail as the whole file does. The
-/// visitor takes runs of whole records when the reader offers them (as the export reader's
-/// plain runs do), as many as the fuzzer's choice allows each time, so the reader's loop
-/// around runs is held to the same outcome.
+/// the whole file's, and the first range that fails must fail as the whole file does.
 
 private let fd: Int32 = {
     var template = Array("/tmp/fuzz-export-log-XXXXXX".utf8CString)
@@ -22,28 +18,9 @@ private let fd: Int32 = {
 
 private struct Collect: LogRecordVisitor {
     var records: [(offset: Int, bytes: [UInt8])] = []
-    /// 0: never take a run; else how many records each offer takes varies with it.
-    let runs: UInt8
-    var offers = 0
 
     mutating func record(_ bytes: UnsafeRawBufferPointer, offset: Int64) throws(InputError) {
         records.append((Int(offset), Array(bytes)))
-    }
-
-    /// Up to a varying number of the offered fragments, as long as each is FULL with its
-    /// stored checksum (what the export reader's runs may take).
-    mutating func records(_ fragments: UnsafeBufferPointer<rk_log_fragment>, block: UnsafeRawPointer,
-                          blockOffset: Int64) throws(InputError) -> Int {
-        guard runs != 0 else { return 0 }
-        offers += 1
-        let limit = (Int(runs) + offers * 7) % 6
-        var taken = 0
-        for f in fragments.prefix(limit) {
-            guard f.type == 1, f.checksum == f.stored else { break }
-            records.append((Int(blockOffset) + Int(f.data) - 7, Array(UnsafeRawBufferPointer(start: block + Int(f.data), count: Int(f.length)))))
-            taken += 1
-        }
-        return taken
     }
 }
 
@@ -57,9 +34,9 @@ private func kind(_ reason: String) -> ReferenceLog.Damage? {
     return nil
 }
 
-private func product(_ size: Int, blocks: Range<Int64>, runs: UInt8) -> ReferenceLog.Outcome {
+private func product(_ size: Int, blocks: Range<Int64>) -> ReferenceLog.Outcome {
     var reader = LogRecordReader(fd: fd, path: "log", fileSize: Int64(size))
-    var collect = Collect(runs: runs)
+    var collect = Collect()
     do {
         _ = try reader.read(blocks: blocks, into: &collect)
         return ReferenceLog.Outcome(records: collect.records, damage: nil)
@@ -75,7 +52,6 @@ private func product(_ size: Int, blocks: Range<Int64>, runs: UInt8) -> Referenc
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let mode = input.byte()
-    let runs = mode >> 1
     var file: [UInt8]
     if mode & 1 == 0 {
         file = input.rest
@@ -118,7 +94,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 
     let reference = ReferenceLog.read(file)
     let blockCount = Int64((file.count + ReferenceLog.block - 1) / ReferenceLog.block)
-    let whole = product(file.count, blocks: 0..<blockCount, runs: runs)
+    let whole = product(file.count, blocks: 0..<blockCount)
     if whole != reference {
         mismatch("whole file", input: input.bytes, product: (whole.records.map(\.offset), whole.damage as Any),
                  reference: (reference.records.map(\.offset), reference.damage as Any))
@@ -130,7 +106,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     cuts.append(blockCount)
     var joined: [(offset: Int, bytes: [UInt8])] = []
     for (lower, upper) in zip(cuts, cuts.dropFirst()) where lower < upper {
-        let part = product(file.count, blocks: lower..<upper, runs: runs)
+        let part = product(file.count, blocks: lower..<upper)
         joined += part.records
         if let damage = part.damage {
             guard let expected = whole.damage, expected.offset == damage.offset, expected.kind == damage.kind else {

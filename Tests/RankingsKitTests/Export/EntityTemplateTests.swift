@@ -143,7 +143,7 @@ struct EntityTemplateTests {
             let result = rk_entity_read(buffer.baseAddress, buffer.count, templates.pointer, &plain, &e)
             guard result == 2 else { return result == 1 ? "picked" : "declined \(result)" }
             // The picks a plain event leaves to later are the walk's.
-            rk_entity_template_picks(plain.from, plain.record, plain.count, &e)
+            rk_entity_template_picks(&plain, &e)
             _ = rk_entity_pick(buffer.baseAddress, buffer.count, &walked)
             let same = withUnsafeBytes(of: &e) { a in withUnsafeBytes(of: &walked) { b in a.elementsEqual(b) } }
             let joke = String(decoding: UnsafeBufferPointer(start: plain.joke_id, count: plain.joke_id_count), as: UTF8.self)
@@ -151,13 +151,13 @@ struct EntityTemplateTests {
         }
     }
 
-    @Test("a plain vote's template reads its joke id and rating, and hands back what plainEvent would refuse")
+    @Test("a plain vote's template reads its joke id and rating, and hands the rest to the rules")
     func plainEvents() {
         let templates = Self.warmed(by: TestEntity.vote("event-1", joke: "joke-00001", rating: .integer(5)))
         #expect(templates.pointer.pointee.slots.0.plain == 1)
         #expect(Self.read(TestEntity.vote("event-2", joke: "joke-99999", rating: .integer(1)), templates) == "event joke-99999 1.0")
-        // Same layout, but no event for plainEvent: a joke id that is not ASCII (or not UTF-8,
-        // which only the decoder may call corrupt), a rating out of range in one varint byte.
+        // Same layout, but not a plain vote: a joke id that is not ASCII (or not UTF-8, which only
+        // the decoder may call corrupt), a rating out of range in one varint byte.
         for record in [TestEntity.vote("event-3", joke: "joke-000é", rating: .integer(3)),
                        TestEntity.encode(path: [("rating_events", .name("event-4"))], [
                            .init(name: "joke_id", value: .string(Array("joke-0000".utf8) + [0xFF])),

@@ -230,8 +230,8 @@ struct LogDamageTests {
         }
     }
 
-    /// Votes written alike, which plain templates read in runs (rk_plain_run), among them
-    /// entities of another kind and bad ratings in the same layout, which end a run.
+    /// Votes written alike, which a plain template reads, among them entities of another kind
+    /// and bad ratings in the same layout, which the rules judge from the template's picks.
     static func runVote(_ n: Int) -> [UInt8] {
         TestEntity.encode(path: [(n % 97 == 50 ? "rating_eventz" : "rating_events", .name(String(format: "v%03d", n)))], [
             .init(name: "joke_id", value: .string(Array("j\(n % 10)".utf8))),
@@ -240,7 +240,7 @@ struct LogDamageTests {
         ])
     }
 
-    @Test("runs of plain records: every record once, in order, numbered, with its own fields; damage in a run is named where it is, after the records before it")
+    @Test("votes alike: every record once, in order, numbered, with its own fields; damage among them is named where it is, after the records before it")
     func runs() throws {
         let votes = (0..<1000).map(Self.runVote)
         let log = TestLog.write(votes)
