@@ -3,9 +3,11 @@
 # scratch directory so the ordinary .build is left alone. The binaries the end-to-end tests
 # spawn are built with the same sanitizer, so their reports fail those tests too. Prints the
 # seconds of each build and each run (`sanitizers: thread test 95 s`).
-# usage: Tests/Fuzz/sanitizers.sh [address|thread]...   (default: both)
+# usage: Tests/Fuzz/sanitizers.sh [--build-only] [address|thread]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 (($#)) || set -- address thread
 
 # ThreadSanitizer runs every suite but these, which never leave the calling thread (the C
@@ -44,6 +46,7 @@ for sanitizer in "$@"; do
     started=$SECONDS
     nice swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
     echo "sanitizers: $sanitizer build $((SECONDS - started)) s" >&2
+    ((build_only == 0)) || continue
     started=$SECONDS
     echo "swift test --sanitize=$sanitizer ${skip[*]}"
     # RANKINGS_TEST_SANITIZER tells the tests that measure memory that the allocator is the
