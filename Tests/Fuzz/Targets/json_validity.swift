@@ -16,7 +16,7 @@ public func fuzzJSONValidity(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32
     do { _ = try JSONParser.parse(text) } catch { checkAccepts = false }
 
     var scanner = JSONLineScanner()
-    let outcome = withPaddedLine(text, garbage: UInt8(size & 0xFF)) { start, end in scanner.scan(start, end) }
+    let outcome = withPaddedLine(text, garbage: UInt8(size & 0xFF)) { start, _ in scanner.scan(start) }
     let scanAccepts = outcome == .object || outcome == .notObject
     // A blank line is not a JSON text; the document parser must refuse it too.
     let reference = RefJSON.parse(text) != nil
