@@ -17,7 +17,7 @@ if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 # that can start one of our threads (the aggregator's workers and shared tally, the read-ahead
 # of gzip and pipes, the progress line, the `rankings` binary, a process or a task) fails the
 # check below: it then belongs under ThreadSanitizer again.
-single_threaded=(LineKernelAgreementTests LineTemplateTests ScanKernelAgreementTests ZoneDifferentialTests)
+single_threaded=(LineKernelAgreementTests LineLayoutTests ScanKernelAgreementTests ZoneDifferentialTests)
 thread_starters='threads|Aggregat|SharedTally|WorkerTally|Prefetch|ProgressLine|--progress|NativeThread|Workers|readLines|Job\b|RankingsBinary|RunningRankings|Process\(|gzip|\.gz\b|stdin|Task|async|Dispatch'
 check_single_threaded() {
     local suite file found=0
