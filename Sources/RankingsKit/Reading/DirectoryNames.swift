@@ -1,8 +1,14 @@
 import Glibc
 
 /// The names one directory holds, read once, for the two places that list a directory of
-/// inputs (`DirectoryListing`, `ManagedExport`).
+/// inputs (`DirectoryListing`, `ManagedExport`), and the paths those names make.
 enum DirectoryNames {
+    /// `name` within `directory`: one `/` between them, whether or not `directory` ends with
+    /// one, and `directory` otherwise as given, so messages name the path the user typed.
+    static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
     /// Every name that does not start with `.`, sorted by bytes.
     static func visible(in directory: String) throws(InputError) -> [String] {
         guard let dir = opendir(directory) else {
