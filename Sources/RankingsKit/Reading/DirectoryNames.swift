@@ -25,8 +25,7 @@ enum DirectoryNames {
 
     /// The entry's name, read in place up to its NUL. glibc sizes each entry to its name
     /// (`d_reclen`), so the last one in its buffer may end before `d_name`'s declared 256 bytes:
-    /// copying the whole field reads past the allocation (AddressSanitizer caught it on a
-    /// directory of 2,000 files).
+    /// copying the whole field could read past the allocation.
     private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         let start = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self)
