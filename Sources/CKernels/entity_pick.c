@@ -66,7 +66,7 @@ static inline int skip(wire *w, uint64_t key) {
     }
 }
 
-// Inlined into its two callers (the walk's hottest function).
+// Inlined into its two callers: it runs once for every property value the walk reads.
 static inline __attribute__((always_inline)) int value(const uint8_t *start, size_t count, rk_picked_property *out) {
     wire w = {start, start + count};
     uint8_t kind = RK_VALUE_NULL, number_form = 0;

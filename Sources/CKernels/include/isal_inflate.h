@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 /// Intel ISA-L's inflate, loaded at run time from libisal.so.2 when the system has it, so one
-/// binary runs everywhere and inflates about three times faster where the library is present.
+/// binary runs everywhere and uses the faster inflate where the library is present.
 
 /// What a step of `rk_isal_inflate` ended with; negative values are corrupt data.
 enum {

@@ -23,8 +23,8 @@ struct LogRecordReader: ~Copyable {
     private let buffers: LogReadBuffers
     private var chunk: UnsafeMutableRawPointer { buffers.chunk }
 
-    /// Blocks read per `pread`: 256 KiB, as the line reader's chunk. A `read` call costs
-    /// nothing measurable at that size, and the buffer stays in the L2 cache.
+    /// Blocks read per `pread`: 256 KiB, as the line reader's chunk. Large enough that the
+    /// call is small beside the work on its bytes, small enough to stay in the L2 cache.
     static let chunkBlocks = 8
 
     /// `buffers` may be shared with other readers used one after another on the same thread

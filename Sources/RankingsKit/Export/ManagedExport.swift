@@ -95,7 +95,7 @@ struct ManagedExport: Sendable {
             guard overall.count == 1 else {
                 throw .cannotOpen(path: directory, reason: "more than one export's metadata: \(overall.joined(separator: ", "))")
             }
-            let path = join(directory, overall[0])
+            let path = DirectoryNames.join(directory, overall[0])
             overallPath = path
             pointers = try ExportMetadata.pointers(overall: path)
             for pointer in pointers where !ExportMetadata.staysInside(pointer.file) {
@@ -110,7 +110,7 @@ struct ManagedExport: Sendable {
         // Which file each listing names, whatever the spelling (`output-0`, `./output-0`).
         var seen: [FileIdentity: String] = [:]
         for pointer in pointers {
-            let metadata = join(directory, pointer.file)
+            let metadata = DirectoryNames.join(directory, pointer.file)
             let folder = parent(of: metadata)
             let (names, identity) = try ExportMetadata.outputFiles(kind: metadata, listedIn: overallPath)
             if let earlier = seen.updateValue(metadata, forKey: identity), let overallPath {
@@ -124,7 +124,7 @@ struct ManagedExport: Sendable {
                 guard ExportMetadata.staysInside(name) else {
                     throw .incompleteExport(path: metadata, reason: "\"\(name)\" is outside the export")
                 }
-                let path = join(folder, name)
+                let path = DirectoryNames.join(folder, name)
                 let (file, identity) = try openOutput(path, listedIn: metadata, count: count)
                 if let earlier = seen.updateValue(path, forKey: identity) {
                     throw .incompleteExport(path: metadata, reason: twice(name, path, earlier))
@@ -152,10 +152,6 @@ struct ManagedExport: Sendable {
         var st = stat()
         _ = fstat(fd, &st)
         return (ExportOutputFile(displayPath: path, size: size, entityCount: count), FileIdentity(st))
-    }
-
-    static func join(_ directory: String, _ name: String) -> String {
-        directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     static func parent(of path: String) -> String {

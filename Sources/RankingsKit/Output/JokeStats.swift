@@ -2,7 +2,7 @@
 /// for write-time counters on each joke and a community score beside a user's own.
 enum JokeStats {
     /// Lines are handed to `write` in batches of about this many bytes: the file streams out,
-    /// instead of being held whole in memory (2.2 GB for 5 M jokes).
+    /// so its size, which grows with the jokes, is never held in memory.
     static let batchSize = 256 << 10
 
     static func write(_ tally: Tally, to write: ([UInt8]) throws(OutputError) -> Void) throws(OutputError) {

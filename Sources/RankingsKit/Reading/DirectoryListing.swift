@@ -24,7 +24,7 @@ struct DirectoryListing {
             guard InputFile.exportSuffixes.contains(where: { name.hasSuffix($0) }) else { continue }
             var st = stat()
             // Follows links: what counts is what reading the name would open.
-            guard stat(InputFile.join(directory, name), &st) == 0 else {
+            guard stat(DirectoryNames.join(directory, name), &st) == 0 else {
                 // A dangling link, or one that vanished: reading it fails clearly later.
                 exportNames.append(name)
                 continue

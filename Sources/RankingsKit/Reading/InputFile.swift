@@ -93,11 +93,11 @@ struct InputFile: Sendable {
                 continue
             }
             for skipped in listing.skipped {
-                warn("rankings: skipped \(join(argument, skipped.name)): \(skipped.why)")
+                warn("rankings: skipped \(DirectoryNames.join(argument, skipped.name)): \(skipped.why)")
             }
             if listing.exportNames.isEmpty { throw .noExportFiles(directory: argument) }
             for name in listing.exportNames {
-                files.append(try check(join(argument, name)))
+                files.append(try check(DirectoryNames.join(argument, name)))
             }
         }
         return files
@@ -105,10 +105,6 @@ struct InputFile: Sendable {
 
     /// Suffixes of the files a directory contributes.
     static let exportSuffixes = [".ndjson", ".jsonl", ".json", ".ndjson.gz", ".jsonl.gz", ".json.gz"]
-
-    static func join(_ directory: String, _ name: String) -> String {
-        directory.hasSuffix("/") ? directory + name : directory + "/" + name
-    }
 
     /// Opens `path`, learns what it is and closes it again.
     static func check(_ path: String) throws(InputError) -> InputFile {

@@ -3,12 +3,12 @@ import Glibc
 /// Large tables straight from the kernel, on huge pages where it offers them.
 ///
 /// - Freeing gives the memory back at once. (malloc raises its mmap threshold after the
-///   first large free, after which big blocks come from arenas that rarely shrink; a
-///   deduplicating run that frees one worker's table while growing another's then peaked
-///   tens of megabytes higher than it needed.)
+///   first large free, after which big blocks come from arenas that rarely shrink, so a
+///   deduplicating run that frees one worker's table while growing another's would hold
+///   both.)
 /// - Blocks of 2 MiB and more are aligned to 2 MiB and marked for transparent huge pages:
-///   the deduplication tables are read at random, and with 4 KiB pages most lookups also
-///   missed the TLB.
+///   the deduplication tables are read at random, and with 4 KiB pages most lookups would
+///   also miss the TLB.
 enum PageMemory {
     private static let hugePage = 2 << 20
 

@@ -8,8 +8,8 @@ import Glibc
 ///
 /// Its arrays come from `PageMemory`, not malloc: the run's table grows by doubling on
 /// whichever thread holds the shared table's lock, and malloc, once it has raised its mmap
-/// threshold, kept each freed half in that thread's arena (1 M distinct jokes took 1.24 times
-/// the memory on 16 threads as on one; now the same).
+/// threshold, keeps each freed half in that thread's arena: peak memory would then grow with
+/// the number of threads instead of being the same on any.
 final class ByteInterner: @unchecked Sendable {
     /// Entry index + 1 per slot; 0 is empty. Power-of-two sized, at most half full.
     private var slots: UnsafeMutablePointer<UInt32>
@@ -160,7 +160,7 @@ final class ByteInterner: @unchecked Sendable {
     }
 
     /// Whether the `n` bytes at `a` and `b` are equal: 8-byte words, the last one overlapping
-    /// the one before, where a call to `memcmp` for a 20-byte id cost as much as the compare.
+    /// the one before, inline, because a call to `memcmp` is as dear as comparing an id.
     @inline(__always)
     static func same(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
         guard n >= 8 else { return memcmp(a, b, n) == 0 }

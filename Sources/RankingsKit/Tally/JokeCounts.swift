@@ -33,7 +33,7 @@ struct JokeCounts: Sendable, Equatable {
 
     @inline(__always) mutating func add(_ rating: Double) {
         // Without branches: which list a vote counts for is as good as random from one
-        // event to the next, and a mispredicted branch per event cost more than three adds.
+        // event to the next, and a mispredicted branch costs more than three adds.
         let kind = RatingKind(rating)
         hilarious &+= kind == .hilarious ? 1 : 0
         horrible &+= kind == .horrible ? 1 : 0

@@ -3,9 +3,9 @@
 ///
 /// Why: the interner finds an id through a chain of dependent loads (the slot, then the
 /// entry's hash, length and start, then the stored bytes), and the input streaming through
-/// the cache between two events pushes those tables out of L1, so each link waited on L2:
-/// a quarter of a plain run's time went to counting a few hundred distinct jokes. A hit here
-/// is one load, after one multiply.
+/// the cache between two events pushes those tables out of L1, so each link waits on L2,
+/// even when the input holds only a few hundred distinct jokes. A hit here is one load,
+/// after one multiply.
 ///
 /// A line holds the id's first 8 bytes, bytes 8...15 (when it is longer than 16) and its last
 /// 8 bytes, with its length: for 8...24 bytes those words cover every byte, so a line that

@@ -3,8 +3,8 @@
 ///
 /// Bounding them is what keeps peak memory a function of the distinct keys, not of the cores:
 /// the shared table is the only one that grows with the input, and each thread adds a fixed
-/// few hundred kilobytes. (Emptied only at the end of a 64 MB piece, a worker's tables held a
-/// piece's distinct keys: 1 M distinct jokes took 120 MiB on one thread and 278 MiB on 16.)
+/// few hundred kilobytes. (Tables emptied only at the end of a piece would hold all of that
+/// piece's distinct keys, once per thread.)
 /// The bound is small enough to stay in the caches and large enough that the lock is taken
 /// rarely: a run over a few hundred jokes never fills it and empties once per thread.
 struct TableBound: Sendable, Equatable {

@@ -82,8 +82,8 @@ final class RatingValues: @unchecked Sendable {
 /// can be held by pointer), found through a 4-byte slot table kept at most 70 % full.
 ///
 /// A worker's table is bounded: it holds at most `limit` votes, in one chunk of just that
-/// size, which it keeps while it is emptied and refilled. (Full-size chunks are 2 MiB on huge
-/// pages: four per thread made `--dedupe` runs grow by 8 MiB a thread.)
+/// size, which it keeps while it is emptied and refilled: a full-size chunk (2 MiB, a huge
+/// page) per partition would add megabytes per thread that the bound never needs.
 final class VoteTable: @unchecked Sendable {
     private static let chunkShift = 16
     private static let chunkSize = 1 << chunkShift
