@@ -32,7 +32,10 @@ enum ExportSpeed {
         var bytes: Int64 = 0
         let start = now(), startCPU = now(CLOCK_THREAD_CPUTIME_ID)
         for file in export.outputFiles {
-            _ = try reader.read(file, into: &count)
+            let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { print("\(file.displayPath): cannot open"); exit(66) }
+            defer { close(fd) }
+            _ = try reader.read(file, descriptor: fd, into: &count)
             bytes += file.size
         }
         let seconds = now() - start, cpu = now(CLOCK_THREAD_CPUTIME_ID) - startCPU

@@ -31,15 +31,6 @@ struct ExportFileReader: ~Copyable {
         }
     }
 
-    /// Opens `file` and reads it (or its `blocks`) as above.
-    mutating func read<S: ExportSink & ~Copyable>(
-        _ file: ExportOutputFile, blocks: Range<Int64>? = nil, into sink: inout S
-    ) throws(InputError) -> Int {
-        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        return try read(file, descriptor: fd, blocks: blocks, into: &sink)
-    }
 }
 
 private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {

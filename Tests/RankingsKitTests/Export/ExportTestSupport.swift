@@ -113,3 +113,16 @@ extension CollectedExport.Event {
         return copy
     }
 }
+
+extension ExportFileReader {
+    /// Opens `file` and reads it (or its `blocks`) as `read(_:descriptor:blocks:into:)` does;
+    /// the product opens each file once, in the aggregator, and passes the descriptor down.
+    mutating func read<S: ExportSink & ~Copyable>(
+        _ file: ExportOutputFile, blocks: Range<Int64>? = nil, into sink: inout S
+    ) throws(InputError) -> Int {
+        let fd = open(file.displayPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: file.displayPath, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        return try read(file, descriptor: fd, blocks: blocks, into: &sink)
+    }
+}
