@@ -65,12 +65,24 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
     return -1;
 }
 
+/// AVX2's index, then the walk: every line at level avx2, and at avx512 the lines no layout
+/// answered. Kept out of `rk_scan_line` so that a layout's answer pays no stack for the index.
+__attribute__((noinline))
+static const uint8_t *scan_walked(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found) {
+    struct line_index ix;
+    if (index_avx2(line, &ix) != 1) return NULL;
+    return rk_walk_line(line, &ix, wanted, spans, found);
+}
+
 /// AVX-512: a line laid out as one the walk accepted before is answered by its layout
-/// (line_layout.c); any other line by AVX2's index and the walk, and when the walk accepts
-/// it, its layout is made for the lines after it.
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2,bmi,popcnt")))
-static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                                  rk_line_layouts *layouts) {
+/// (line_layout.c); any other line by the walk, and when the walk accepts it, its layout is
+/// made for the lines after it.
+const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
+                            int level, rk_line_layouts *layouts) {
+    if (level == 0) level = rk_cpu_level();
+    else if (level > rk_cpu_supported()) return NULL;
+    if (level == RK_CPU_AVX2) return scan_walked(line, wanted, spans, found);
+    if (level != RK_CPU_AVX512) return NULL;
     int trying = layouts != NULL && !rk_patience_resting(&layouts->patience);
     if (trying) {
         const uint8_t *end = rk_layout_scan(line, wanted, spans, found, layouts);
@@ -81,21 +93,9 @@ static const uint8_t *scan_avx512(const uint8_t *line, uint32_t wanted, const ui
         }
         rk_patience_miss(&layouts->patience);
     }
-    struct line_index ix;
-    if (index_avx2(line, &ix) != 1) return NULL;
-    const uint8_t *end = rk_walk_line(line, &ix, wanted, spans, found);
+    const uint8_t *end = scan_walked(line, wanted, spans, found);
     if (trying && end != NULL) rk_layout_remember(line, (int)(end - line), wanted, spans, *found, layouts);
     return end;
-}
-
-const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
-                            int level, rk_line_layouts *layouts) {
-    if (level == 0) level = rk_cpu_level();
-    else if (level > rk_cpu_supported()) return NULL;
-    if (level == RK_CPU_AVX512) return scan_avx512(line, wanted, spans, found, layouts);
-    struct line_index ix;
-    if (level != RK_CPU_AVX2 || index_avx2(line, &ix) != 1) return NULL;
-    return rk_walk_line(line, &ix, wanted, spans, found);
 }
 
 #else

@@ -24,7 +24,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define LAYOUT_TARGET "avx512f,avx512bw,avx512vl,popcnt"
+#define LAYOUT_TARGET "avx512f,avx512bw,avx512vl,bmi,popcnt"
 
 /// Lines no layout answered that go by after a layout is made before another may be: lines of
 /// ever new layouts pay the pass that makes one on one line in 8 at most. Fewer than the
