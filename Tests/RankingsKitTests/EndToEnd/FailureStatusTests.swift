@@ -121,27 +121,33 @@ struct FailureStatusTests {
         }
     }
 
-    /// Root ignores directory permissions, so this can only be checked as an ordinary user.
-    @Test(.enabled(if: getuid() != 0, "root bypasses permission checks"))
-    func outputInReadOnlyDirectoryIs73() throws {
+    /// Root ignores permissions. Where the tests run as root (CI), the scratch directory is given
+    /// to `nobody` and the run drops to that user, so the permission binds as for the job's user.
+    private func runUnprivileged(_ dir: ScratchDirectory, _ arguments: [String]) throws -> RankingsBinary.Result {
+        guard getuid() == 0 else { return try RankingsBinary.run(arguments) }
+        #expect(try RankingsBinary.run(["-R", "nobody:nogroup", dir.url.path], executable: "/bin/chown").status == 0)
+        return try RankingsBinary.run(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", RankingsBinary.url.path] + arguments,
+                                      executable: "/usr/bin/setpriv")
+    }
+
+    @Test func outputInReadOnlyDirectoryIs73() throws {
         try ScratchDirectory.with { dir in
             let input = try dir.write("a.ndjson", Self.good)
             try dir.write("locked/doc.json", Self.previous)
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: dir.path("locked"))
             defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path("locked")) }
-            let result = try RankingsBinary.run(["aggregate", "-o", dir.path("locked/doc.json"), input])
+            let result = try runUnprivileged(dir, ["aggregate", "-o", dir.path("locked/doc.json"), input])
             #expect(result.status == 73, "stderr: \(result.stderrText)")
             #expect(try dir.read("locked/doc.json") == Self.previous)
             #expect(try dir.listing("locked") == ["doc.json"])
         }
     }
 
-    @Test(.enabled(if: getuid() != 0, "root can read any file"))
-    func unreadableInputIs66() throws {
+    @Test func unreadableInputIs66() throws {
         try ScratchDirectory.with { dir in
             let input = try dir.write("a.ndjson", Self.good)
             try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: input)
-            let result = try RankingsBinary.run(["aggregate", input])
+            let result = try runUnprivileged(dir, ["aggregate", input])
             #expect(result.status == 66, "stderr: \(result.stderrText)")
             #expect(result.stdout.isEmpty)
         }
