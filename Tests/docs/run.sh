@@ -8,12 +8,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-missing=()
-command -v groff >/dev/null || missing+=(groff-base)
-command -v python3 >/dev/null || missing+=(python3)
-if ((${#missing[@]})); then
-    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" || exit
-fi
+# shellcheck source=Tests/packages.sh
+source Tests/packages.sh
+install_missing groff=groff-base python3=python3 || exit
 
 work=$(mktemp -d)
 trap 'rm -rf -- "$work"' EXIT

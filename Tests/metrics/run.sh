@@ -10,21 +10,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-missing=()
-command -v promtool >/dev/null || missing+=(prometheus)
-command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
-command -v curl >/dev/null || missing+=(curl)
-if ((${#missing[@]})); then
-    # The packages' maintainer scripts would start their daemons; only ours may run here.
-    own_policy=
-    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
-    fi
-    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-    status=$?
-    [[ -n $own_policy ]] && rm -f /usr/sbin/policy-rc.d
-    ((status == 0)) || exit "$status"
-fi
+# shellcheck source=Tests/packages.sh
+source Tests/packages.sh
+install_missing promtool=prometheus prometheus-node-exporter=prometheus-node-exporter curl=curl || exit
 
 bin=${RANKINGS_BIN:-$(swift build --show-bin-path)/rankings}
 sample=$PWD/sample-data/rating_events.ndjson
