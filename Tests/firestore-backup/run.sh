@@ -7,9 +7,9 @@
 #   Tests/firestore-backup/run.sh [RANKINGS]     default: .build/debug/rankings
 #
 # Installs jq (apt) when missing, and firestore-backup (which brings google-cloud-firestore) in
-# a virtual environment of its own: $RANKINGS_FIRESTORE_BACKUP_VENV, else
-# /var/cache/rankings-tests/firestore-backup-venv when writable, else
-# .build-firestore/backup-venv. Starts the emulator itself on a free port in 20000-40000 and
+# a virtual environment of its own (Tests/packages.sh): $RANKINGS_FIRESTORE_BACKUP_VENV, else
+# firestore-backup-venv in the tests' cache (/var/cache/rankings-tests as root, as in CI; else
+# .build-firestore). Starts the emulator itself on a free port in 20000-40000 and
 # stops its whole process group on exit. Fails (never skips) when gcloud or Java is missing.
 # Prints `N passed, M failed` and exits non-zero when anything failed.
 set -euo pipefail
@@ -24,37 +24,17 @@ fi
 command -v gcloud >/dev/null || { echo "Tests/firestore-backup/run.sh: gcloud (google-cloud-cli, with the Firestore emulator) is not installed" >&2; exit 2; }
 command -v java >/dev/null || { echo "Tests/firestore-backup/run.sh: java (17 or later, for the Firestore emulator) is not installed" >&2; exit 2; }
 
-packages=()
-command -v jq >/dev/null || packages+=(jq)
-command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3 python3-venv)
-if ((${#packages[@]})); then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
-fi
-
-if [[ -n ${RANKINGS_FIRESTORE_BACKUP_VENV:-} ]]; then
-    venv=$RANKINGS_FIRESTORE_BACKUP_VENV
-elif mkdir -p /var/cache/rankings-tests 2>/dev/null && [[ -w /var/cache/rankings-tests ]]; then
-    venv=/var/cache/rankings-tests/firestore-backup-venv
-else
-    venv=.build-firestore/backup-venv
-fi
-valid() {
-    [[ -x $venv/bin/firestore-backup ]] && "$venv/bin/python" - "$tool_version" <<'PY' 2>/dev/null
-import sys
+# shellcheck source=Tests/packages.sh
+source Tests/packages.sh
+install_missing jq=jq
+venv=$(python_venv "${RANKINGS_FIRESTORE_BACKUP_VENV:-$(test_cache)/firestore-backup-venv}" \
+    "import os, sys
 from importlib.metadata import version
-from google.cloud import firestore  # noqa: F401
-sys.exit(version("firestore-backup") != sys.argv[1])
-PY
-}
-if ! valid; then
-    echo "Tests/firestore-backup/run.sh: installing firestore-backup==$tool_version into $venv"
-    rm -rf -- "$venv"
-    mkdir -p -- "$(dirname -- "$venv")"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input "firestore-backup==$tool_version"
-    valid || { echo "Tests/firestore-backup/run.sh: $venv has no working firestore-backup $tool_version" >&2; exit 2; }
-fi
+from google.cloud import firestore
+assert os.access(os.path.join(os.path.dirname(sys.executable), 'firestore-backup'), os.X_OK)
+assert version('firestore-backup') == '$tool_version'" \
+    "firestore-backup==$tool_version")
+venv=${venv%/bin/python}
 
 work=$(mktemp -d)
 emulator=

@@ -1,5 +1,6 @@
 # Sourced by the scripts beside it: Google's Firestore emulator and the virtual environments
-# the tests use, each made when missing. Nothing here skips: a missing component is an error.
+# the tests use, each made when missing (Tests/packages.sh, Tests/firestore/venv.sh). Nothing
+# here skips: a missing component is an error.
 #
 #   firestore_venv      prints the python of a venv with google-cloud-firestore 2.34.1
 #   leveldb_export_venv prints the python of a venv with leveldb-export (pins protobuf 3, so
@@ -7,48 +8,17 @@
 #   emulator_start DIR  starts the emulator on a free port in 20000-40000, logging into DIR;
 #                       sets EMULATOR_HOST and EMULATOR_PGID; emulator_stop ends its group
 
-cache_dir() {
-    if [[ -n ${RANKINGS_TEST_CACHE:-} ]]; then
-        echo "$RANKINGS_TEST_CACHE"
-    elif mkdir -p /var/cache/rankings-tests 2>/dev/null && [[ -w /var/cache/rankings-tests ]]; then
-        echo /var/cache/rankings-tests
-    else
-        mkdir -p .build-firestore && echo "$PWD/.build-firestore"
-    fi
-}
+# shellcheck source=Tests/packages.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/../packages.sh"
 
-ensure_python_venv_support() {
-    if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-        apt-get update >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv >&2
-    fi
-}
-
-# make_venv DIR CHECK_PYTHON PIP_ARGS...: reuses DIR when CHECK_PYTHON passes in it.
-make_venv() {
-    local dir=$1 check=$2
-    shift 2
-    if [[ -x $dir/bin/python ]] && "$dir/bin/python" -c "$check" 2>/dev/null; then
-        echo "$dir/bin/python"
-        return
-    fi
-    ensure_python_venv_support
-    echo "installing $* into $dir" >&2
-    rm -rf -- "$dir"
-    python3 -m venv "$dir" >&2
-    "$dir/bin/pip" install --quiet --disable-pip-version-check --no-input "$@" >&2
-    "$dir/bin/python" -c "$check" || { echo "$dir does not work after installing $*" >&2; return 1; }
-    echo "$dir/bin/python"
-}
-
-firestore_venv() {
-    make_venv "${RANKINGS_FIRESTORE_VENV:-$(cache_dir)/firestore-venv}" \
-        'from importlib.metadata import version; from google.cloud import firestore; assert version("google-cloud-firestore") == "2.34.1"' \
-        google-cloud-firestore==2.34.1
-}
+firestore_venv() (
+    # shellcheck source=Tests/firestore/venv.sh
+    source "$(dirname -- "${BASH_SOURCE[0]}")/../firestore/venv.sh"
+    echo "$venv/bin/python"
+)
 
 leveldb_export_venv() {
-    make_venv "$(cache_dir)/leveldb-export-venv" \
+    python_venv "$(test_cache)/leveldb-export-venv" \
         'from importlib.metadata import version; import leveldb_export; assert version("leveldb-export") == "0.1.1"' \
         leveldb-export==0.1.1
 }

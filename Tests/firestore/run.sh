@@ -5,10 +5,8 @@
 #
 #   Tests/firestore/run.sh [RANKINGS]     default: .build/debug/rankings (built by `swift test`)
 #
-# The package goes into a virtual environment of its own, never the system Python:
-# $RANKINGS_FIRESTORE_VENV, else /var/cache/rankings-tests/firestore-venv when that is
-# writable (root, as in CI), else .build-firestore/venv in the checkout (git-ignored). An
-# existing one is reused when it imports the pinned version; otherwise it is made afresh.
+# The package goes into a virtual environment of its own, never the system Python, made by
+# Tests/firestore/venv.sh (which says where) and reused while it imports the pinned version.
 # Prints `N passed, M failed` and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
