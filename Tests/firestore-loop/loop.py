@@ -4,6 +4,7 @@ weekly document with rankings-publish-firestore, and read them back with Google'
 the app's decoder sees them. Every rest night holds as many documents as Google's client counts at
 its readTime. Then the fetch through a proxy that breaks Firestore's answers (faults.py), a token
 command printing two lines, and Firestore unreachable: each fails with its status, current stays.
+rankings-fetch.prom, after the rest night and the failed fetches, must pass `promtool check metrics`.
 
     python loop.py RANKINGS        (run by run.sh, inside the client's virtual environment)
 
@@ -24,7 +25,7 @@ root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
 import faults  # noqa: E402
-from checking import check, expect, finish  # noqa: E402
+from checking import check, expect, finish, promtool_samples  # noqa: E402
 import nights as nights_script  # noqa: E402
 
 PROJECT = "demo-rankings-loop"
@@ -94,16 +95,27 @@ try:
             counted_at_read_time(stderr, lines)
         return names
 
+    # The fetch writes rankings-fetch.prom beside the job's metrics file.
+    fetch_metrics = os.path.join(work, "rankings-fetch.prom")
+
     def rest_fetch():
         done = hook("rankings-fetch-firestore", fetched, FIRESTORE_EMULATOR_HOST=server.address,
-                    RANKINGS_FIRESTORE_FETCH="rest")
+                    RANKINGS_FIRESTORE_FETCH="rest", RANKINGS_METRICS=os.path.join(work, "rankings.prom"))
         expect("exit status", done.returncode, 0)
         current = os.readlink(os.path.join(fetched, "current"))
         expect("nights", nights(fetched), [current])
         names = fetched_names(os.path.join(fetched, "current"), done.stderr)
         state["rest"] = current
+        samples = promtool_samples(fetch_metrics)
+        expect("rankings-fetch.prom", {k: samples.get(k) for k in ("rankings_fetch_last_run_exit_status",
+                                                                   "rankings_fetch_last_run_documents",
+                                                                   "rankings_fetch_full", "rankings_fetch_drift_documents")},
+               {"rankings_fetch_last_run_exit_status": "0", "rankings_fetch_last_run_documents": str(len(names)),
+                "rankings_fetch_full": "1", "rankings_fetch_drift_documents": "0"})
+        state["last_success"] = samples.get("rankings_fetch_last_success_timestamp_seconds")
         return f"{len(names)} documents in {done.seconds:.1f}s"
-    check("rest: every top-level rating_events document, typed, one per line, in a new night", rest_fetch)
+    check("rest: every top-level rating_events document, typed, one per line, in a new night; "
+          "promtool accepts its rankings-fetch.prom", rest_fetch)
     # What the failing fetches below must leave exactly as it is: a night and current.
     state["faulted"] = os.path.join(work, "faulted")
     shutil.copytree(fetched, state["faulted"], symlinks=True)
@@ -384,11 +396,12 @@ try:
             expect(f"{method}: the folder", sorted(os.listdir(fetched)), listing)
             if "gave up after 5 tries" not in done.stderr:
                 raise AssertionError(f"{method}: no retries in: {done.stderr}")
-        with open(os.path.join(work, "rankings-fetch.prom")) as metrics:
-            if "rankings_fetch_last_run_exit_status 69\n" not in metrics.read():
-                raise AssertionError("rankings-fetch.prom does not show status 69")
+            samples = promtool_samples(fetch_metrics)
+            expect(f"{method}: rankings-fetch.prom's status", samples.get("rankings_fetch_last_run_exit_status"), "69")
+            expect(f"{method}: rankings-fetch.prom's last success (the rest night's)",
+                   samples.get("rankings_fetch_last_success_timestamp_seconds"), state.get("last_success"))
     check("unreachable Firestore: both fetch methods fail (69) after retries, current and the nights unchanged, "
-          "rankings-fetch.prom says 69", fetch_fails_unreachable)
+          "rankings-fetch.prom says 69, keeps the last success, and promtool accepts it", fetch_fails_unreachable)
 
     def publish_fails_unreachable():
         done = hook("rankings-publish-firestore", os.path.join(work, "all_time.json"),

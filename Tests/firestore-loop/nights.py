@@ -3,7 +3,8 @@ fetched by rankings-fetch-firestore into one folder the way the nightly chain do
 incremental one compared with a full read of the same collection at the same moment: the
 document the job makes from DIR/current must be the full read's, byte for byte, on every night
 but the one COUNT cannot see, and that one until the next scheduled full night, which reports
-the drift. Then the 30-day window fetched at the source, against the whole collection read with
+the drift; each night's rankings-fetch.prom must pass `promtool check metrics` and say what the
+night did. Then the 30-day window fetched at the source, against the whole collection read with
 --since.
 
     python nights.py RANKINGS        (alone, with an emulator of its own; run.sh runs it from
@@ -26,7 +27,7 @@ root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 import emulator as emu  # noqa: E402
 import faults  # noqa: E402
-from checking import check, expect, finish  # noqa: E402
+from checking import check, expect, finish, promtool_samples  # noqa: E402
 
 PROJECT = "demo-rankings-nights"
 VOTES = 20_000
@@ -89,7 +90,8 @@ def run(address):
         print(f"# emulator at {address}, seeded {len(seeded)} votes in {time.monotonic() - started:.1f}s",
               flush=True)
 
-        settings = {"RANKINGS_FIRESTORE_MARGIN": "48h"}
+        # The chain's nights write rankings-fetch.prom beside RANKINGS_METRICS, as the units do.
+        settings = {"RANKINGS_FIRESTORE_MARGIN": "48h", "RANKINGS_METRICS": os.path.join(work, "rankings.prom")}
         history = []
 
         def night(number, changes, expect_mode, expect_drift=0, same=True, counted=False, **extra):
@@ -108,6 +110,13 @@ def run(address):
                 returned = None
             expect("mode", record["mode"], expect_mode)
             expect("drift", record["drift_documents"], expect_drift)
+            samples = promtool_samples(os.path.join(work, "rankings-fetch.prom"))
+            expect("rankings-fetch.prom", {k: samples.get(f"rankings_fetch_{k}") for k in
+                                           ("last_run_exit_status", "full", "drift_documents", "documents_read",
+                                            "snapshot_documents")},
+                   {"last_run_exit_status": "0", "full": "1" if expect_mode == "full" else "0",
+                    "drift_documents": str(expect_drift), "documents_read": str(record["documents_read"]),
+                    "snapshot_documents": str(record["snapshot_documents"])})
             if expect_mode != "full":
                 full_dir = os.path.join(work, f"full-{number}")
                 full = hook(full_dir, address, RANKINGS_FIRESTORE_INCREMENTAL="no")
