@@ -12,9 +12,9 @@
 #
 # Needs `gcloud` with the Firestore emulator component (google-cloud-cli-firestore-emulator) and
 # Java; fails when they are missing. Installs promtool (Debian's prometheus) when missing;
-# google-cloud-firestore comes from PyPI into the virtual environment Tests/firestore/venv.sh makes. About 2 minutes on an idle 2-core machine (over 4
-# under a heavy load), most of it the emulator: its start, seeding, and paging (about 1.5 s a page
-# of 1,000 under load).
+# google-cloud-firestore comes from PyPI into the virtual environment Tests/firestore/venv.sh
+# makes. About 2 minutes on an idle 2-core machine (over 4 under a heavy load), most of it the
+# emulator: its start, seeding, and paging (about 1.5 s a page of 1,000 under load).
 # Prints `N passed, M failed` and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
