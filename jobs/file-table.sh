@@ -1,8 +1,8 @@
 # shellcheck shell=bash disable=SC2034,SC2154
 # (the layout variables are for the callers; `files` and `config` come from them)
-# Sourced by jobs/install.sh and jobs/install-monthly.sh: the installation
-# layout and the one way both lay out (and take away) a table of templated
-# files. Each caller sets `files` (entries "SOURCE TARGET MODE") and `config`
+# Sourced by jobs/install.sh: the installation layout and the one way it lays
+# out (and takes away) a table of templated files. The caller sets `files`
+# (entries "SOURCE TARGET MODE"), `links` (entries "LINK TARGET") and `config`
 # (the one entry an operator edits) before calling install_files or
 # uninstall_files.
 
@@ -12,6 +12,7 @@ sysconfdir=${SYSCONFDIR:-/etc}
 destdir=${DESTDIR:-}
 bindir=${BINDIR:-$prefix/bin}
 libexecdir=${LIBEXECDIR:-$prefix/libexec}
+pkglibdir=${PKGLIBDIR:-$prefix/lib/rankings}
 unitdir=${UNITDIR:-$sysconfdir/systemd/system}
 sysusersdir=${SYSUSERSDIR:-$sysconfdir/sysusers.d}
 tmpfilesdir=${TMPFILESDIR:-$sysconfdir/tmpfiles.d}
@@ -30,7 +31,7 @@ esac
 # below, "&" sends a cron command to the background, "%" is a systemd
 # specifier, "$" expands) is refused before anything is changed.
 for layout in PREFIX:"$prefix" SYSCONFDIR:"$sysconfdir" BINDIR:"$bindir" LIBEXECDIR:"$libexecdir" \
-    UNITDIR:"$unitdir" SYSUSERSDIR:"$sysusersdir" TMPFILESDIR:"$tmpfilesdir"; do
+    PKGLIBDIR:"$pkglibdir" UNITDIR:"$unitdir" SYSUSERSDIR:"$sysusersdir" TMPFILESDIR:"$tmpfilesdir"; do
     path=${layout#*:}
     if [[ $path != /* || $path == *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+,:-]* ]]; then
         echo "${layout%%:*}=$path: an installation path must be absolute and made of letters, digits and _ . / + , : - only" >&2
@@ -47,6 +48,7 @@ render() {
     IFS= read -r -d '' text <"$root/$1" || true
     text=${text//@BINDIR@/"$bindir"}
     text=${text//@LIBEXECDIR@/"$libexecdir"}
+    text=${text//@PKGLIBDIR@/"$pkglibdir"}
     text=${text//@SYSCONFDIR@/"$sysconfdir"}
     text=${text//@CRON_COMMENT@/"$cron_comment"}
     printf '%s' "$text"
@@ -71,6 +73,12 @@ install_files() {
         mv -f "$destdir$target.tmp" "$destdir$target"
         echo "installed $target"
     done
+    for entry in "${links[@]}"; do
+        read -r target source <<<"$entry"
+        install -d -m 0755 "$(dirname -- "$destdir$target")"
+        ln -sfn -- "$source" "$destdir$target"
+        echo "installed $target -> $source"
+    done
 }
 
 # PURGE is --purge to drop an edited configuration too.
@@ -86,4 +94,12 @@ uninstall_files() {
         rm -f -- "$destdir$target"
         echo "removed $target"
     done
+    for entry in "${links[@]}"; do
+        read -r target source <<<"$entry"
+        if [[ -L $destdir$target ]]; then
+            rm -f -- "$destdir$target"
+            echo "removed $target"
+        fi
+    done
+    rmdir -- "$destdir$pkglibdir/rankings_night" "$destdir$pkglibdir" 2>/dev/null || true
 }

@@ -6,10 +6,10 @@
 #   sudo jobs/install.sh uninstall [--purge] remove; --purge also drops an edited config
 #
 # Environment:
-#   PREFIX=/usr/local    where the binary and the cron wrapper go
+#   PREFIX=/usr/local    where the binary and the night's programs go
 #   SYSCONFDIR=/etc      where the configuration, units, cron and sysusers files go
 #                        (systemd and cron look only under /etc, whatever PREFIX is)
-#   BINDIR=$PREFIX/bin, LIBEXECDIR=$PREFIX/libexec,
+#   BINDIR=$PREFIX/bin, LIBEXECDIR=$PREFIX/libexec, PKGLIBDIR=$PREFIX/lib/rankings,
 #   UNITDIR=$SYSCONFDIR/systemd/system, SYSUSERSDIR=$SYSCONFDIR/sysusers.d,
 #   TMPFILESDIR=$SYSCONFDIR/tmpfiles.d
 #                        finer control, for a distribution's layout (jobs/package.sh
@@ -28,17 +28,14 @@
 #
 # Installed files (the same list the tests check):
 #   $BINDIR/rankings
-#   $LIBEXECDIR/rankings-cron
-#   $LIBEXECDIR/rankings-fetch-firestore
-#   $LIBEXECDIR/rankings-publish-firestore
-#   $LIBEXECDIR/rankings_firestore.py
-#   $LIBEXECDIR/rankings_nights.py
-#   $LIBEXECDIR/rankings_snapshot.py
+#   $BINDIR/rankings-night                   -> $PKGLIBDIR/rankings-night
+#   $LIBEXECDIR/rankings-fetch-firestore     -> $PKGLIBDIR/rankings-fetch-firestore
+#   $LIBEXECDIR/rankings-publish-firestore   -> $PKGLIBDIR/rankings-publish-firestore
+#   $LIBEXECDIR/rankings-cron                -> $PKGLIBDIR/rankings-cron (0.3's cron entries name it)
+#   $PKGLIBDIR/ (default $PREFIX/lib/rankings): those four programs and rankings_night/*.py
 #   $SYSCONFDIR/rankings.conf
 #   $UNITDIR/rankings.service
 #   $UNITDIR/rankings.timer
-#   $UNITDIR/rankings-publish.service
-#   $UNITDIR/rankings-fetch.service
 #   $SYSCONFDIR/cron.d/rankings
 #   $SYSUSERSDIR/rankings.conf
 #   $TMPFILESDIR/rankings.conf
@@ -56,17 +53,23 @@ files=(
     "jobs/rankings.conf      $sysconfdir/rankings.conf        0644"
     "jobs/rankings.service   $unitdir/rankings.service        0644"
     "jobs/rankings.timer     $unitdir/rankings.timer          0644"
-    "jobs/rankings-publish.service $unitdir/rankings-publish.service 0644"
-    "jobs/rankings-fetch.service $unitdir/rankings-fetch.service 0644"
     "cron/rankings           $sysconfdir/cron.d/rankings      0644"
-    "cron/rankings-cron      $libexecdir/rankings-cron        0755"
-    "jobs/firestore/rankings-fetch-firestore $libexecdir/rankings-fetch-firestore 0755"
-    "jobs/firestore/rankings-publish-firestore $libexecdir/rankings-publish-firestore 0755"
-    "jobs/firestore/rankings_firestore.py $libexecdir/rankings_firestore.py 0644"
-    "jobs/firestore/rankings_nights.py $libexecdir/rankings_nights.py 0644"
-    "jobs/firestore/rankings_snapshot.py $libexecdir/rankings_snapshot.py 0644"
     "jobs/rankings.sysusers  $sysusersdir/rankings.conf       0644"
     "jobs/rankings.tmpfiles  $tmpfilesdir/rankings.conf       0644"
+)
+# The night's programs and their package (Python's standard library only), then the commands
+# that name them where operators and configurations look.
+for program in rankings-night rankings-fetch-firestore rankings-publish-firestore rankings-cron; do
+    files+=("jobs/night/$program $pkglibdir/$program 0755")
+done
+for module in "$root"/jobs/night/rankings_night/*.py; do
+    files+=("jobs/night/rankings_night/${module##*/} $pkglibdir/rankings_night/${module##*/} 0644")
+done
+links=(
+    "$bindir/rankings-night $pkglibdir/rankings-night"
+    "$libexecdir/rankings-fetch-firestore $pkglibdir/rankings-fetch-firestore"
+    "$libexecdir/rankings-publish-firestore $pkglibdir/rankings-publish-firestore"
+    "$libexecdir/rankings-cron $pkglibdir/rankings-cron"
 )
 config=$sysconfdir/rankings.conf
 

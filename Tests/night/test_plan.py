@@ -1,0 +1,114 @@
+"""What tonight's fetch does and why (plan.py), and which records it may build on (record.py):
+table-driven, no Firestore, no files but a record's."""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+from rankings_night import plan, record, settings  # noqa: E402
+from rankings_night.snapshot import Damaged, parse_time  # noqa: E402
+
+NOW = parse_time("2026-11-27T05:00:00Z")
+DAY = 86400 * 10**9
+
+
+def configured(**more):
+    return settings.from_environment(dict({"RANKINGS_FIRESTORE_PROJECT": "jokes"}, **more))
+
+
+def night(**changes):
+    base = {"format": 2, "method": "rest", "mode": "incremental", "project": "jokes", "database": "(default)",
+            "collection": "rating_events", "read_time": "2026-11-26T05:00:00.000001Z",
+            "last_full_read_time": "2026-11-23T05:00:00Z", "documents_read": 12, "snapshot_documents": 5000,
+            "drift_documents": 0, "snapshot_sha256": "a" * 64}
+    base.update(changes)
+    return base
+
+
+class Plans(harness.Case):
+    def test_each_rule(self):
+        rows = [
+            # (settings, previous record, why there is none, expected mode, words of the reason)
+            ({}, night(), None, "incremental", "building on the night read at 2026-11-26T05:00:00.000001Z"),
+            ({}, None, "no previous night", "full", "no previous night"),
+            ({}, None, "the previous night's record cannot be used: x", "full", "cannot be used"),
+            ({"RANKINGS_FIRESTORE_INCREMENTAL": "no"}, night(), None, "full", "INCREMENTAL=no"),
+            ({"RANKINGS_FIRESTORE_FETCH": "export"}, night(), None, "export", "FETCH=export"),
+            ({"RANKINGS_FIRESTORE_SINCE": "-30d"}, night(), None, "window", "SINCE is set"),
+            ({}, night(project="other"), None, "full", "the previous night's project is 'other'"),
+            ({}, night(database="db2"), None, "full", "database"),
+            ({}, night(method="export"), None, "full", "method is 'export'"),
+            ({}, night(mode="window"), None, "full", "a window, not a snapshot"),
+            ({}, night(read_time="2026-11-19T05:00:00Z", last_full_read_time="2026-11-19T05:00:00Z"), None, "full",
+             "read over 7 days ago"),
+            # Days since the last full read, not runs: seven runs in an afternoon are not a week.
+            ({}, night(last_full_read_time="2026-11-20T05:00:00Z"), None, "full", "the last full read was 7.0 days ago"),
+            ({}, night(last_full_read_time="2026-11-20T17:00:01Z"), None, "incremental", "due 0.5 days from now"),
+            ({}, night(last_full_read_time="2026-11-20T17:00:00Z"), None, "full", "6.5 days ago"),
+            ({"RANKINGS_FIRESTORE_FULL_EVERY": "1"}, night(last_full_read_time="2026-11-26T05:00:00Z"), None, "full",
+             "FULL_EVERY=1"),
+        ]
+        for given, previous, damage, mode, said in rows:
+            with self.subTest(given=given, said=said):
+                tonight = plan.plan(configured(**given), previous, damage, NOW)
+                self.expect("mode", tonight.mode, mode)
+                self.expect_in("reason", said, tonight.reason)
+
+    def test_the_watermark_is_the_last_read_less_the_margin(self):
+        tonight = plan.plan(configured(RANKINGS_FIRESTORE_MARGIN="2d"), night(), None, NOW)
+        self.expect("watermark", tonight.watermark, parse_time("2026-11-24T05:00:00.000001Z"))
+        window = plan.plan(configured(RANKINGS_FIRESTORE_SINCE="-30d"), None, "none", NOW)
+        self.expect("window", window.since, NOW - 30 * DAY)
+
+
+class Records(harness.Case):
+    def damaged(self, text):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, record.RECORD), "w") as out:
+                out.write(text)
+            with self.assertRaises(Damaged) as raised:
+                record.read(folder, NOW)
+            return str(raised.exception)
+
+    def test_a_good_record_reads(self):
+        with tempfile.TemporaryDirectory() as folder:
+            record.write(folder, night())
+            self.expect("mode", record.read(folder, NOW)["mode"], "incremental")
+
+    def test_damaged_or_out_of_range_records_are_never_used(self):
+        format1 = {"format": 1, "method": "rest", "mode": "incremental", "incrementals_since_full": 1}
+        rows = [
+            (json.dumps(dict(format1, incrementals_since_full="abc")), "format 1"),
+            (json.dumps(dict(format1, incrementals_since_full=-1000)), "format 1"),
+            (json.dumps(night(documents_read="abc")), "documents_read is \"abc\", not a count"),
+            (json.dumps(night(snapshot_documents=None)), "snapshot_documents is null"),
+            (json.dumps(night(snapshot_documents=[1])), "not a count"),
+            (json.dumps(night(snapshot_documents=True)), "not a count"),
+            (json.dumps(night(drift_documents=-1000)), "not a count"),
+            (json.dumps(night()).replace('"documents_read": 12', '"documents_read": 1e400'), "not a count"),
+            (json.dumps(night()).replace('"documents_read": 12', '"documents_read": NaN'), "not a count"),
+            (json.dumps(night(read_time=12345)), "read_time is 12345, not an RFC 3339 time"),
+            (json.dumps(night(read_time="2099-01-01T00:00:00Z")), "is in the future"),
+            (json.dumps(night(last_full_read_time="2026-11-26T06:00:00Z")), "after read_time"),
+            (json.dumps(night(snapshot_sha256="abc")), "snapshot_sha256"),
+            (json.dumps(night(mode="partial")), "mode 'partial'"),
+            ("[1]", "not a JSON object"),
+            ("{", "Expecting"),
+            ("", "Expecting value"),
+            ("[" * 100000, "recursion"),
+        ]
+        for text, said in rows:
+            with self.subTest(said=said):
+                self.expect_in("the reason", said, self.damaged(text))
+
+    def test_a_missing_record(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with self.assertRaises(Damaged) as raised:
+                record.read(folder, NOW)
+            self.expect_in("reason", "No such file", str(raised.exception))
+
+
+if __name__ == "__main__":
+    harness.main()

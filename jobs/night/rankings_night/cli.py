@@ -1,0 +1,210 @@
+"""rankings-night's commands: the front end only parses arguments, loads the settings, calls the
+library and maps failures to exit statuses."""
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import history, paths, plan as plans, record as records, settings as setting
+from .log import Log
+from .night import Night
+from .snapshot import Damaged, format_time
+from .statuses import CONFIG, USAGE, Failure
+
+USAGE_TEXT = """Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
+
+  run [-- FLAG...]   the night once, now: fetch, aggregate every board, publish (what systemd's
+                     rankings.service runs); FLAGs go to `rankings aggregate` after RANKINGS_FLAGS
+                     (`-- --max-drop 100` accepts a drop once)
+  cron               what /etc/cron.d/rankings runs every hour: the night, once a day, in the
+                     hour after midnight New York time, unless rankings.timer is enabled
+  status [-n N] [--json]   the last N nights (default 7): each step's result and why it failed
+  plan               what tonight's fetch would do and why, without reading Firestore
+  settings           the settings as the night reads them, or the first one it refuses (78)
+
+--config FILE      the configuration (default @SYSCONFDIR@/rankings.conf)
+--environment      the settings from the environment instead (a container's RANKINGS_* variables)
+
+Exit status: the night's (0 success; 64 usage; 69 a fetch or publish that still failed; 73 a
+file it cannot create; 75 another night running; 78 a setting refused; a failed job's own
+status). See rankings(1): "The night", and /usr/share/doc/rankings/operators-guide.md.gz.
+""".replace("@SYSCONFDIR@", paths.SYSCONFDIR)
+NEW_YORK = "America/New_York"
+
+
+def zone(name=NEW_YORK):
+    """seconds -> an aware datetime on New York's clocks (the machine's, without tzdata)."""
+    try:
+        import zoneinfo
+        tz = zoneinfo.ZoneInfo(name)
+    except Exception:  # noqa: BLE001 (no tzdata)
+        tz = None
+    return lambda seconds: datetime.datetime.fromtimestamp(seconds, tz).astimezone(tz)
+
+
+def on_a_platform(environ):
+    """Cloud Run Jobs and Kubernetes set these: retries are the platform's, logs are JSON."""
+    return any(k in environ for k in ("CLOUD_RUN_JOB", "CLOUD_RUN_EXECUTION", "KUBERNETES_SERVICE_HOST"))
+
+
+def parse(argv):
+    """(command, options, flags)."""
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        return "help", {}, []
+    command, options, rest = argv[0], {"config": paths.CONFIG, "environment": False, "count": 7, "json": False}, argv[1:]
+    flags = []
+    if "--" in rest:
+        flags, rest = rest[rest.index("--") + 1:], rest[:rest.index("--")]
+    while rest:
+        word = rest.pop(0)
+        if word == "--config" and rest:
+            options["config"] = rest.pop(0)
+        elif word.startswith("--config="):
+            options["config"] = word.split("=", 1)[1]
+        elif word == "--environment":
+            options["environment"] = True
+        elif word == "--json" and command == "status":
+            options["json"] = True
+        elif word == "-n" and rest and rest[0].isdigit() and command == "status":
+            options["count"] = int(rest.pop(0))
+        elif word in ("-h", "--help"):
+            return "help", {}, []
+        else:
+            raise Failure(USAGE, f"{command}: unknown argument {word!r} (rankings-night --help)")
+    if flags and command != "run":
+        raise Failure(USAGE, f"{command}: takes no flags after --")
+    if command not in ("run", "cron", "status", "plan", "settings"):
+        raise Failure(USAGE, f"unknown command {command!r} (rankings-night --help)")
+    return command, options, flags
+
+
+def load(options, environ):
+    if options["environment"]:
+        settings = setting.from_environment(environ)
+        if on_a_platform(environ) and "RANKINGS_RETRIES" not in settings.given:
+            settings.retries = 0
+        if on_a_platform(environ) and "RANKINGS_LOG_FORMAT" not in settings.given:
+            settings.log_format = "json"
+        return settings
+    return setting.read_file(options["config"])
+
+
+def timer_enabled():
+    try:
+        return subprocess.run(["systemctl", "is-enabled", "--quiet", "rankings.timer"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def run_night(settings, scheduler, flags, environ):
+    settings.require("RANKINGS_EXPORTS", "RANKINGS_OUTPUT")
+    try:
+        log = Log(form=settings.log_format, path=settings.log_file,
+                  syslog_ident="rankings" if scheduler == "cron" and not settings.log_file else None)
+    except OSError as error:
+        raise Failure(73, f"cannot append to RANKINGS_LOG_FILE {settings.log_file}: {error.strerror}") from None
+    try:
+        return Night(settings, log, scheduler, flags, environ).run()
+    except Failure as failure:
+        log.error(str(failure), status=failure.status)
+        return failure.status
+
+
+def cron(settings, environ):
+    """Debian's cron ignores CRON_TZ, so the entry fires every hour and the night goes ahead in the
+    one hour that is New York's first of the day, once that day."""
+    local = zone()(time.time())
+    if local.hour != 0:
+        return 0
+    if timer_enabled():
+        Log(syslog_ident="rankings")("rankings.timer is enabled, so systemd runs the night; nothing to do")
+        return 0
+    settings.require("RANKINGS_OUTPUT")
+    state = os.path.dirname(os.path.abspath(settings.output))
+    if any(n.get("scheduler") == "cron" and zone()(n.get("started", 0)).date() == local.date()
+           for n in history.read(state)):
+        return 0
+    return run_night(settings, "cron", [], environ)
+
+
+def show_plan(settings):
+    directory = history.fetch_directory(settings)
+    if directory is None:
+        return "RANKINGS_FETCH does not run rankings-fetch-firestore: the night reads RANKINGS_EXPORTS as it is"
+    now = time.time_ns()
+    current = os.path.join(directory, "current")
+    folder = os.path.realpath(current) if os.path.islink(current) else None
+    previous, damage = None, "no previous night"
+    if folder is not None:
+        try:
+            previous = records.read(folder, now)
+        except Damaged as error:
+            damage = f"the previous night's record cannot be used: {error}"
+    tonight = plans.plan(settings, previous, damage, now)
+    lines = [f"tonight's fetch: {tonight.mode}", f"why: {tonight.reason}"]
+    if tonight.watermark is not None:
+        lines.append(f"asks for: the votes stamped at or after {format_time(tonight.watermark)} "
+                     f"(RANKINGS_FIRESTORE_MARGIN before the last night's readTime), then proves the merge by COUNT")
+    if tonight.since is not None:
+        lines.append(f"asks for: the votes stamped at or after {format_time(tonight.since)}")
+    if previous is not None:
+        lines.append(f"previous night: {folder}: {previous['mode']}, read at {previous.get('read_time')}, "
+                     f"{previous.get('snapshot_documents')} documents, last full read {previous.get('last_full_read_time')}")
+    return "\n".join(lines)
+
+
+def main(argv, environ=None):
+    environ = dict(os.environ if environ is None else environ)
+    try:
+        command, options, flags = parse(argv)
+        if command == "help":
+            print(USAGE_TEXT, end="")
+            return 0
+        settings = load(options, environ)
+        if command == "run":
+            scheduler = "container" if on_a_platform(environ) else "systemd" if "INVOCATION_ID" in environ else "hand"
+            return run_night(settings, scheduler, flags, environ)
+        if command == "cron":
+            return cron(settings, environ)
+        if command == "status":
+            settings.require("RANKINGS_OUTPUT")
+            nights = history.read(os.path.dirname(os.path.abspath(settings.output)))
+            print(json.dumps(nights[-options["count"]:], indent=1) if options["json"]
+                  else history.show(nights, options["count"], zone()))
+            return 0
+        if command == "plan":
+            print(show_plan(settings))
+            return 0
+        for name in setting.TABLE:
+            value = getattr(settings, setting.attribute(name))
+            shown = " ".join(value) if isinstance(value, list) else "" if value is None else value
+            print(f"{name}={shown}" + (f"    # {settings.where[name]}" if name in settings.where else ""))
+        return 0
+    except Failure as failure:
+        print(f"rankings-night: {'error: ' if failure.status != CONFIG else ''}{failure}", file=sys.stderr, flush=True)
+        return failure.status
+    except KeyboardInterrupt:
+        return 130
+
+
+def rankings_cron(argv, environ=None):
+    """/usr/libexec/rankings-cron CONFIG [FLAG...], which cron entries of earlier versions name:
+    the night with CONFIG, after FLAGs by hand; without FLAGs, nothing while rankings.timer is
+    enabled. (0.3's wrapper; the shipped entry now runs `rankings-night cron`.)"""
+    if argv[:1] in (["-h"], ["--help"]):
+        print("Usage: rankings-cron [CONFIG [FLAG...]]: rankings-night run --config CONFIG -- FLAG... "
+              "(see rankings-night --help)")
+        return 0
+    config, flags = (argv[0] if argv else paths.CONFIG), argv[1:]
+    if not flags and timer_enabled():
+        return 0
+    environ = dict(os.environ if environ is None else environ)
+    try:
+        settings = setting.read_file(config)
+    except Failure as failure:
+        print(f"rankings-night: {failure}", file=sys.stderr, flush=True)
+        return failure.status
+    return run_night(settings, "cron" if not flags else "hand", flags, environ)

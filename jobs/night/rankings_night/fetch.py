@@ -1,0 +1,278 @@
+"""rankings-fetch-firestore DIR: tonight's snapshot of Firestore's top-level rating_events in a new
+night under DIR, proven whole, then DIR/current switched to it (folders.py). What the night reads
+is plan.py's: everything; or what changed since the last night, merged into its snapshot; or a
+window. Every plan ends proven: the documents written are as many as Firestore counts at the
+night's readTime, and an incremental night that cannot be proven so becomes a full read."""
+import os
+import sys
+import time
+
+from . import auth, metrics, plan as plans, record as records, settings as setting
+from .export import fetch_export
+from .firestore import Firestore, Query
+from .folders import Run
+from .log import one_line
+from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time
+from .statuses import CONFIG, DATA, UNAVAILABLE, Failure
+from .stream import Broken
+from .transport import Refused
+
+PROGRAM = "rankings-fetch-firestore"
+COLLECTION = "rating_events"
+USAGE_TEXT = """Usage: rankings-fetch-firestore DIR
+
+Leaves one complete snapshot of Firestore's rating_events in a new folder under DIR and points
+DIR/current at it, only once it is proven whole; keeps the newest RANKINGS_FIRESTORE_KEEP nights.
+Settings come from the environment (RANKINGS_FIRESTORE_*, checked as rankings-night checks
+/etc/rankings.conf); rankings-night runs it with the configuration's. See "Firestore: fetch and
+publish" in rankings(1), or /usr/share/doc/rankings/firestore.md.gz.
+"""
+
+
+def say(message):
+    print(f"{PROGRAM}: {one_line(auth.redact(message))}", file=sys.stderr, flush=True)
+
+
+class NotProven(Exception):
+    """An incremental night that cannot be proven whole: the night reads everything instead."""
+
+
+def since_filter(nanoseconds):
+    return {"fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": "GREATER_THAN_OR_EQUAL",
+                            "value": {"timestampValue": format_time(nanoseconds)}}}
+
+
+def expired(refused):
+    """Firestore's answer to a read at a readTime older than it keeps."""
+    return refused.code == 400 and refused.reason == "FAILED_PRECONDITION" and "too old" in str(refused)
+
+
+class Fetch:
+    def __init__(self, settings, folder, previous_folder, previous):
+        self.settings, self.folder = settings, folder
+        self.previous_folder, self.previous = previous_folder, previous
+        self.firestore = Firestore(settings, say)
+        self.path = os.path.join(folder, SNAPSHOT)
+        self.record = {"method": "rest", "project": settings.firestore_project, "collection": COLLECTION,
+                       "database": settings.firestore_database, "documents_read": 0, "drift_documents": 0,
+                       "watermark": None, "since": None, "full_reason": None, "fallback": False, "streams": 1}
+        self.started = time.monotonic()
+
+    def run(self, plan):
+        if plan.mode == "window":
+            return self.window(plan.since)
+        if plan.mode == "incremental":
+            try:
+                return self.incremental(plan.watermark)
+            except NotProven as why:
+                say(f"rest: the incremental night is not proven, so a full read: {why}")
+                self.record["fallback"] = True
+                return self.full(str(why), plan.watermark)
+        return self.full(plan.reason, None)
+
+    def read(self, query, out):
+        for page in query.pages():
+            for document in page:
+                out.write(document_line(document))
+            self.record["documents_read"] += len(page)
+
+    def full(self, reason, watermark):
+        say(f"rest: a full read: {reason}")
+        self.record["mode"] = "full"
+        query = Query(self.firestore, COLLECTION)
+        try:
+            counted = query.count()
+            if counted == 0:
+                raise Failure(DATA, f"{COLLECTION} in {self.firestore.database_path} holds no documents at readTime "
+                                    f"{query.read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? "
+                                    "current unchanged")
+            out = Writer(self.path)
+            self.read(query, out)
+            documents, digest = out.close()
+        except Refused as refused:
+            if expired(refused):
+                self.outlived(query)
+            raise
+        if documents != counted:
+            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched, but Firestore "
+                                       f"counts {counted} in {COLLECTION} at readTime {query.read_time}")
+        say(f"rest: {documents} documents at readTime {query.read_time}, as many as Firestore counts in {COLLECTION}")
+        self.record.update(mode="full", full_reason=reason, read_time=query.read_time, snapshot_documents=documents,
+                           snapshot_sha256=digest, last_full_read_time=query.read_time,
+                           seconds=round(time.monotonic() - self.started, 3))
+        self.measure_drift(watermark)
+        return self.record
+
+    def outlived(self, query):
+        seconds = time.monotonic() - self.started
+        raise Failure(CONFIG, f"rest: the read outlived its readTime {query.read_time} after "
+                              f"{self.record['documents_read']} documents in {seconds:.0f} s: Firestore keeps a "
+                              "readTime an hour (seven days with point-in-time recovery); more "
+                              "RANKINGS_FIRESTORE_STREAMS, RANKINGS_FIRESTORE_PITR=yes or the export method", final=True)
+
+    def measure_drift(self, watermark):
+        """What the previous chain held wrong, against tonight's full read."""
+        if self.previous is None:
+            return
+        if watermark is None:
+            watermark = parse_time(self.previous["read_time"]) - self.settings.firestore_margin * 10**9
+        try:
+            self.record["drift_documents"] = drift(os.path.join(self.previous_folder, SNAPSHOT), self.path, watermark)
+        except (Damaged, OSError) as error:
+            say(f"warning: no drift against the previous night: {error}")
+        if self.record["drift_documents"]:
+            say(f"rest: drift: the previous night held {self.record['drift_documents']} votes wrong (deleted, or "
+                f"written with a timestamp before {format_time(watermark)})")
+
+    def incremental(self, watermark):
+        """Votes stamped at or after the watermark, merged into the previous snapshot. Proven by the
+        stream's own end, the query's own COUNT at its readTime, the previous snapshot's digest,
+        and the collection's COUNT at the same readTime; NotProven otherwise."""
+        self.record["mode"] = "incremental"
+        query = Query(self.firestore, COLLECTION, where=since_filter(watermark), order_by=("timestamp", "__name__"))
+        changed = {}
+        try:
+            for page in query.pages():
+                changed.update((d["name"], document_line(d)) for d in page)
+                self.record["documents_read"] += len(page)
+            answered = query.count()
+            whole = Query(self.firestore, COLLECTION, read_time=query.read_time).count()
+        except Refused as refused:
+            raise NotProven(f"Firestore refused the incremental query: {refused}") from None
+        except Broken as broken:
+            raise NotProven(f"its answer is not whole: {broken}") from None
+        if answered != len(changed):
+            raise NotProven(f"{len(changed)} documents since {format_time(watermark)} returned, but Firestore counts "
+                            f"{answered} for the same query at readTime {query.read_time}")
+        out = Writer(self.path)
+        try:
+            merge(os.path.join(self.previous_folder, SNAPSHOT),
+                  (self.previous["snapshot_documents"], self.previous["snapshot_sha256"]), changed, out)
+        except (Damaged, OSError) as damage:
+            out.close()
+            os.unlink(self.path)
+            raise NotProven(f"the previous snapshot cannot be built on: {damage}") from None
+        merged, digest = out.close()
+        if merged != whole:
+            os.unlink(self.path)
+            raise NotProven(f"{len(changed)} documents since {format_time(watermark)} merged into {merged}, but "
+                            f"Firestore counts {whole} at readTime {query.read_time}")
+        say(f"rest: {len(changed)} documents since {format_time(watermark)} merged into the previous night: "
+            f"{merged} documents at readTime {query.read_time}, as many as Firestore counts")
+        self.record.update(mode="incremental", watermark=format_time(watermark), read_time=query.read_time,
+                           snapshot_documents=merged, snapshot_sha256=digest,
+                           last_full_read_time=self.previous["last_full_read_time"],
+                           seconds=round(time.monotonic() - self.started, 3))
+        return self.record
+
+    def window(self, since):
+        """Only the votes stamped at or after since, proven by the same query's COUNT."""
+        self.record["mode"] = "window"
+        query = Query(self.firestore, COLLECTION, where=since_filter(since), order_by=("timestamp", "__name__"))
+        counted = query.count()
+        out = Writer(self.path)
+        self.read(query, out)
+        documents, digest = out.close()
+        what = f"{COLLECTION} since {format_time(since)}"
+        if documents != counted:
+            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched, but Firestore "
+                                       f"counts {counted} in {what} at readTime {query.read_time}")
+        say(f"rest: {documents} documents at readTime {query.read_time}, as many as Firestore counts in {what}")
+        self.record.update(mode="window", since=format_time(since), read_time=query.read_time,
+                           last_full_read_time=query.read_time, snapshot_documents=documents, snapshot_sha256=digest,
+                           seconds=round(time.monotonic() - self.started, 3))
+        return self.record
+
+
+def previous_night(folder, now_ns):
+    """(record, None) of the night DIR/current names, or (None, why it cannot be built on)."""
+    if folder is None:
+        return None, "no previous night"
+    try:
+        record = records.read(folder, now_ns)
+    except Damaged as damage:
+        return None, f"the previous night's record cannot be used: {damage}"
+    if not os.path.isfile(os.path.join(folder, SNAPSHOT)):
+        return None, f"the previous night has no {SNAPSHOT}"
+    return record, None
+
+
+def run(directory, settings):
+    """One fetch into DIR; rankings-fetch.prom written however it ends (but for 64, when root is
+    turned away before anything is touched). Raises Failure."""
+    settings.require("RANKINGS_FIRESTORE_PROJECT")
+    night = Run(PROGRAM, directory, settings.firestore_deadline_seconds, say)
+    night.record, status = {}, 70
+    try:
+        with night:
+            night.start()
+            now_ns = time.time_ns()
+            previous_folder = night.current()
+            previous, damage = previous_night(previous_folder, now_ns)
+            tonight = plans.plan(settings, previous, damage, now_ns, COLLECTION)
+            where = f" from the emulator at {settings.emulator_host}" if settings.emulator_host else ""
+            say(f"{settings.firestore_fetch}: fetching {settings.firestore_project}/{settings.firestore_database}/"
+                f"{COLLECTION}{where}: {tonight.mode}")
+            if tonight.mode == "export":
+                night.record = fetch_export(settings, night.folder, night.name, night.ends, say)
+            else:
+                fetch = Fetch(settings, night.folder, previous_folder, previous)
+                fetch.firestore.transport.deadline = night.ends
+                night.record = fetch.record
+                fetch.run(tonight)
+            records.write(night.folder, night.record)
+            night.commit(settings.firestore_keep)
+            say(f"{settings.firestore_fetch}: {directory}/current is now {night.name} "
+                f"({time.time() - night.started:.1f}s)")
+        status = 0
+        return night.record
+    except Failure as failure:
+        status = failure.status
+        raise
+    finally:
+        if hasattr(night, "started"):
+            write_metrics(settings, night, status)
+
+
+def write_metrics(settings, night, status):
+    path = metrics.beside(settings.metrics, "rankings-fetch.prom")
+    if not path:
+        return
+    ended, record = time.time(), night.record or {}
+    last = ended if status == 0 else metrics.carried(path, "rankings_fetch_last_success_timestamp_seconds")
+    try:
+        current = records.read(os.path.join(night.directory, "current"), time.time_ns())
+    except Damaged:
+        current = {}
+    values = [
+        ("last_run_timestamp_seconds", "Unix time at which the last fetch ended.", f"{ended:.3f}"),
+        ("last_run_duration_seconds", "How long the last fetch took.", f"{ended - night.started:.3f}"),
+        ("last_run_exit_status", "Exit status of the last fetch; 0 is success.", status),
+        ("prune_errors", "Entries the last fetch's clean-up could not remove.", night.prune_errors),
+        ("documents_read", "Documents Firestore returned to the last fetch, failed or not (what it bills as "
+                           "reads, besides one per 1,000 counted).", record.get("documents_read", 0)),
+        ("snapshot_documents", "Documents in the night current names.", current.get("snapshot_documents", 0)),
+        ("full", "1 when the last fetch read the whole collection.", int(record.get("mode") == "full")),
+        ("fallback", "1 when the last fetch read in full because its incremental night could not be proven.",
+         int(bool(record.get("fallback")))),
+        ("drift_documents", "Votes the previous nights held wrong, found by the last full fetch.",
+         record.get("drift_documents", 0)),
+    ]
+    if last is not None:
+        values.append(("last_success_timestamp_seconds", "Unix time at which a fetch last switched current.",
+                       f"{last:.3f}"))
+    metrics.write(path, [(f"rankings_fetch_{n}", h, [("", v)]) for n, h, v in values], say)
+
+
+def main(argv, environ):
+    """The command: 0, or the failure's status with one line on standard error."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        wanted = argv in (["-h"], ["--help"])
+        print(USAGE_TEXT, end="", file=sys.stdout if wanted else sys.stderr)
+        return 0 if wanted else 64
+    try:
+        run(argv[0], setting.from_environment(environ))
+        return 0
+    except Failure as failure:
+        say(f"error: {failure}")
+        return failure.status

@@ -1,0 +1,124 @@
+"""Firestore's REST calls the night makes, over transport.py: a query read whole at one readTime a
+page at a time, its COUNT at the same time, and a document's PATCH and GET. What an answer must
+be to count as whole is stream.py's."""
+import urllib.parse
+
+from . import auth
+from .stream import Broken, read_count, read_page, value_key
+from .transport import Refused, Transport
+
+PAGE_SIZE = 1000    # documents a page asks for (answers stay well under Firestore's size limits)
+
+
+class Firestore:
+    def __init__(self, settings, say):
+        self.project, self.database = settings.firestore_project, settings.firestore_database
+        self.emulator = settings.emulator_host
+        if self.emulator:
+            self.api = f"http://{self.emulator}/v1"
+        else:
+            self.api = (settings.firestore_endpoint or "https://firestore.googleapis.com/v1").rstrip("/")
+        self.database_path = f"projects/{self.project}/databases/{self.database}"
+        self.credentials = auth.Credentials(settings)
+        self.transport = Transport(settings.firestore_attempts, settings.firestore_backoff_seconds,
+                                   settings.firestore_timeout_seconds, self.credentials.headers,
+                                   lambda m: say(auth.redact(m)))
+
+    def url(self, suffix):
+        return f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
+
+    def call(self, method, suffix, body=None):
+        try:
+            return self.transport.call(method, self.url(suffix), body)
+        except Refused as refused:
+            if refused.code == 403 and self.credentials.forbidden_hint():
+                refused.args = (f"{refused} ({self.credentials.forbidden_hint()})",)
+            raise
+
+    def patch(self, path, body):
+        return self.call("PATCH", f"/documents/{path}", body)
+
+    def get(self, path):
+        return self.call("GET", f"/documents/{path}")
+
+
+class Query:
+    """One query over a top-level collection, read whole at one readTime a page at a time: an
+    optional `where` (a REST Filter), names within [low, high) when given, ordered ascending by
+    `order_by` (field paths, the last one __name__, so that a cursor names one place)."""
+
+    def __init__(self, firestore, collection, where=None, order_by=("__name__",), read_time=None,
+                 low=None, high=None, page_size=PAGE_SIZE):
+        assert order_by and order_by[-1] == "__name__"
+        self.firestore, self.collection, self.order_by = firestore, collection, tuple(order_by)
+        self.read_time, self.page_size = read_time, page_size
+        self.prefix = f"{firestore.database_path}/documents/{collection}/"
+        filters = [where] if where else []
+        for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
+            if name is not None:
+                filters.append({"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": op,
+                                                "value": {"referenceValue": self.prefix + name}}})
+        self.where = filters[0] if len(filters) == 1 else \
+            {"compositeFilter": {"op": "AND", "filters": filters}} if filters else None
+
+    def structured_query(self):
+        query = {"from": [{"collectionId": self.collection}]}
+        if self.where is not None:
+            query["where"] = self.where
+        return query
+
+    def ordering(self, document):
+        """The document's cursor values, and its place in the query's order as a Python key."""
+        values = []
+        for path in self.order_by[:-1]:
+            value = {"mapValue": {"fields": document.get("fields", {})}}
+            for part in path.split("."):
+                value = (value.get("mapValue") or {}).get("fields", {}).get(part) if isinstance(value, dict) else None
+            if value is None:
+                raise Broken(f"{document['name']} has no {path}, which the query orders by")
+            values.append(value)
+        values.append({"referenceValue": document["name"]})
+        return values, tuple(value_key(v) for v in values[:-1]) + (document["name"][len(self.prefix):],)
+
+    def pages(self):
+        """Each page's documents once it has arrived whole, in order; Broken for any answer that
+        is not Firestore's whole stream and for any document out of order or out of place."""
+        cursor, last_key, number = None, None, 0
+        while True:
+            number += 1
+            query = dict(self.structured_query(), limit=self.page_size,
+                         orderBy=[{"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by])
+            if cursor is not None:
+                query["startAt"] = {"values": cursor, "before": False}
+            body = {"structuredQuery": query}
+            if self.read_time is not None:
+                body["readTime"] = self.read_time
+            where = f"runQuery page {number}"
+            documents, read_time = read_page(self.firestore.call("POST", "/documents:runQuery", body), where)
+            if self.read_time is None:
+                self.read_time = read_time
+            if len(documents) > self.page_size:
+                raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
+            for document in documents:
+                name = document["name"]
+                if not name.startswith(self.prefix) or "/" in name[len(self.prefix):]:
+                    raise Broken(f"{where}: {name} is not a document of {self.prefix[:-1]}")
+                cursor, key = self.ordering(document)
+                if last_key is not None and not key > last_key:
+                    raise Broken(f"{where}: {name} does not come after the document before it (a repeat or a step back)")
+                last_key = key
+            yield documents
+            if len(documents) < self.page_size:
+                return
+
+    def count(self):
+        """Firestore's own count of the query's documents at its readTime (the server's now when
+        none is set yet, which it then becomes)."""
+        body = {"structuredAggregationQuery": {"structuredQuery": self.structured_query(),
+                                               "aggregations": [{"alias": "documents", "count": {}}]}}
+        if self.read_time is not None:
+            body["readTime"] = self.read_time
+        counted, read_time = read_count(self.firestore.call("POST", "/documents:runAggregationQuery", body),
+                                        "runAggregationQuery")
+        self.read_time = self.read_time or read_time
+        return counted

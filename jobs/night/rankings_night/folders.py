@@ -1,0 +1,267 @@
+"""The night folders under the fetch's DIR, and one fetch's life among them. DIR holds, and this
+module touches nothing else in it:
+  current                 a symbolic link to the newest complete night (relative: NIGHT)
+  NIGHT                   a complete night: the fetch's start in UTC to the microsecond,
+                          20261124T050000.123456Z (earlier versions: 20261124T050000Z)
+  .partial-XXXXXXXX       a fetch in progress, or the leftover of one that was killed
+  .current.new            the link being swapped in for current (for an instant)
+  .rankings-fetch.lock    flock(2)ed by the one fetch running in DIR
+Clean-up removes only what a fetch made: a real directory named as a night or a partial folder,
+owned by the user running it; anything else is left alone with a warning. A partial folder is
+removed only by a run that holds the lock, so it is provably dead."""
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import tempfile
+import time
+
+from . import files
+from .statuses import CANT_CREATE, SOFTWARE, TEMPFAIL, UNAVAILABLE, USAGE, Failure
+
+NIGHT = re.compile(r"^\d{8}T\d{6}(\.\d{6})?Z$")
+PARTIAL_PREFIX = ".partial-"
+LOCK_NAME = ".rankings-fetch.lock"
+STAGING_LINK = ".current.new"
+# The alarm behind the deadline rings this much later: calls that watch Run.ends end by
+# themselves and say what they were doing; the alarm stops whatever does not.
+GRACE_SECONDS = 2
+
+
+class Stopped(BaseException):
+    """A signal or the deadline ended the run: a BaseException, so no `except Exception` on the
+    way up swallows it before the clean-up."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def night_name(directory, nanoseconds):
+    """The start time's name; a microsecond later while it is taken (a clock stepped back)."""
+    seconds, micro = nanoseconds // 10**9, nanoseconds % 10**9 // 1000
+    while True:
+        name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f".{micro:06d}Z"
+        if not os.path.lexists(os.path.join(directory, name)):
+            return name
+        micro += 1
+        if micro == 10**6:
+            seconds, micro = seconds + 1, 0
+
+
+def owner_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def refuse_root(place, command):
+    """Root working where another user keeps the files would leave root's files there that the
+    user's runs could not replace: 64 before anything is made. A path not there yet: its nearest
+    existing parent counts."""
+    if os.geteuid() != 0:
+        return
+    place = os.path.abspath(place)
+    while not os.path.lexists(place) and place != os.path.dirname(place):
+        place = os.path.dirname(place)
+    try:
+        uid = os.stat(place).st_uid
+    except OSError:
+        return
+    if uid != 0:
+        user = owner_name(uid)
+        raise Failure(USAGE, f"running as root, but {place} belongs to {user}: run it as that user "
+                             f"(sudo -u {user} {command}); nothing was done")
+
+
+def sync_tree(folder):
+    for parent, _, names in os.walk(folder):
+        for name in names + ["."]:
+            fd = os.open(os.path.join(parent, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+class Run:
+    """One fetch into DIR, around the fetch's own work:
+
+        with Run(program, directory, deadline, say) as night:
+            night.start()              # lock, current checked, dead partials gone, night.folder made
+            ...fetch into night.folder...
+            night.commit(keep)         # synced, renamed, current switched, old nights pruned
+
+    Leaving it by any failure removes the partial folder and leaves current and every night as
+    they were; `night.status` is the run's status afterwards. An OSError becomes 73 naming the
+    file; SIGTERM, SIGHUP and SIGINT 128 + the signal; the deadline 69."""
+
+    def __init__(self, program, directory, deadline, say):
+        self.program, self.directory, self.deadline, self.say = program, directory, deadline, say
+        self.name = self.folder = self._final = self._lock = None
+        self.prune_errors, self.status, self.ends = 0, None, None
+        self._committing = self._stopping = False
+        self._handlers = {}
+
+    def __enter__(self):
+        refuse_root(self.directory, f"{self.program} {self.directory}")
+        self.started = time.time()
+        stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGALRM)
+        for signum in stops:
+            self._handlers[signum] = signal.signal(signum, self._on_signal)
+        # A parent may hand down a mask that blocks them; the deadline and a stop must arrive.
+        self._mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        return self
+
+    def _on_signal(self, signum, _frame):
+        if self._committing or self._stopping:
+            return
+        self._stopping = True
+        if signum == signal.SIGALRM:
+            raise Stopped(UNAVAILABLE, f"the fetch did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS "
+                                       f"({self.deadline:g} s); stopped, current unchanged")
+        raise Stopped(128 + signum, f"stopped by {signal.Signals(signum).name}; current unchanged")
+
+    def __exit__(self, kind, error, _traceback):
+        self._stopping = True
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        replacement, self.status = None, 0
+        if kind is not None:
+            if self._lock is not None:
+                self._discard()
+            if isinstance(error, (Failure, Stopped)):
+                self.status = error.status
+                if isinstance(error, Stopped):
+                    replacement = Failure(error.status, str(error))
+                elif error.status == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
+                    replacement = Failure(error.status, f"the fetch did not end within "
+                                                        f"RANKINGS_FIRESTORE_DEADLINE_SECONDS ({self.deadline:g} s): {error}")
+            elif isinstance(error, OSError):
+                self.status = CANT_CREATE
+                where = f"{error.filename}: " if error.filename else ""
+                replacement = Failure(CANT_CREATE, f"{where}{error.strerror or error}; current unchanged")
+            else:
+                self.status = SOFTWARE
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+        for signum, handler in self._handlers.items():
+            signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+        if replacement is not None:
+            raise replacement from None
+        return False
+
+    def start(self):
+        """Everything that can refuse the run, checked before anything is fetched."""
+        self.ends = time.monotonic() + self.deadline
+        signal.setitimer(signal.ITIMER_REAL, self.deadline + GRACE_SECONDS)
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+        except OSError as error:
+            raise Failure(CANT_CREATE, f"cannot create {self.directory}: {error.strerror}") from None
+        lock = os.path.join(self.directory, LOCK_NAME)
+        try:
+            self._lock = files.lock(lock)
+        except OSError as error:
+            raise Failure(CANT_CREATE, f"cannot lock {lock}: {error.strerror}") from None
+        if self._lock is None:
+            raise Failure(TEMPFAIL, f"another fetch holds {lock}; not starting a second one")
+        link = os.path.join(self.directory, "current")
+        if os.path.lexists(link) and not os.path.islink(link):
+            raise Failure(CANT_CREATE, f"{link} exists and is not a symbolic link; move it away (nothing was fetched)")
+        for name in self._entries():
+            if name.startswith(PARTIAL_PREFIX):
+                self._remove(name, "a partial folder left by a run that was stopped")
+        self.name = night_name(self.directory, time.time_ns())
+        try:
+            self.folder = tempfile.mkdtemp(prefix=PARTIAL_PREFIX, dir=self.directory)
+            os.chmod(self.folder, 0o755)    # the job reads it as another user's night under cron
+        except OSError as error:
+            raise Failure(CANT_CREATE, f"cannot create a folder in {self.directory}: {error.strerror}") from None
+
+    def current(self):
+        """The folder DIR/current names, or None."""
+        link = os.path.join(self.directory, "current")
+        return os.path.realpath(link) if os.path.islink(link) else None
+
+    def commit(self, keep):
+        """The folder synced, renamed to its night's name, then DIR/current pointed at it in one
+        rename (a reader sees the old night or the new one, never neither); old nights pruned."""
+        sync_tree(self.folder)
+        final = os.path.join(self.directory, self.name)
+        self._committing = True
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if os.path.lexists(final):
+            raise Failure(CANT_CREATE, f"{final} already exists")
+        os.rename(self.folder, final)
+        self.folder, self._final = None, final
+        link, staging = os.path.join(self.directory, "current"), os.path.join(self.directory, STAGING_LINK)
+        if os.path.lexists(link) and not os.path.islink(link):
+            raise Failure(CANT_CREATE, f"{link} exists and is not a symbolic link; move it away")
+        if os.path.lexists(staging):
+            os.unlink(staging)
+        os.symlink(self.name, staging)
+        os.replace(staging, link)
+        self._final = None
+        try:
+            fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+            os.fsync(fd)
+            os.close(fd)
+        except OSError as error:
+            self.say(f"warning: cannot sync {self.directory} after switching current: {error.strerror}")
+        ours = sorted(n for n in self._entries() if NIGHT.match(n) and self._ours(n))
+        for name in ours[:-keep]:
+            if name != self.name:
+                self._remove(name, "an old night")
+
+    def _entries(self):
+        try:
+            return os.listdir(self.directory)
+        except OSError as error:
+            self._warn(f"cannot list {self.directory}: {error.strerror}")
+            return []
+
+    def _ours(self, name):
+        path = os.path.join(self.directory, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            self.say(f"warning: left alone {path}: not a folder (a night is a folder the fetch made)")
+            return False
+        if info.st_uid != os.geteuid():
+            self.say(f"warning: left alone {path}: it belongs to {owner_name(info.st_uid)}, "
+                     f"not {owner_name(os.geteuid())}, who runs the fetch")
+            return False
+        return True
+
+    def _remove(self, name, what):
+        if not self._ours(name):
+            return
+        path, problems = os.path.join(self.directory, name), []
+        shutil.rmtree(path, onerror=lambda _function, where, info: problems.append((where, info[1])))
+        if problems:
+            where, error = problems[0]
+            self._warn(f"cannot remove {what}, {path}: {where}: {getattr(error, 'strerror', None) or error}")
+
+    def _warn(self, message):
+        self.prune_errors += 1
+        self.say(f"warning: {message}")
+
+    def _discard(self):
+        """A failed run's folder, partial or renamed into place; whatever stays, the next run removes."""
+        for path in (self.folder, self._final):
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)
+        self.folder = self._final = None
+        staging = os.path.join(self.directory, STAGING_LINK)
+        try:
+            if os.path.islink(staging):
+                os.unlink(staging)
+        except OSError:
+            pass

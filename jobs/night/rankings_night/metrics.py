@@ -1,0 +1,41 @@
+"""Metrics files for node_exporter's textfile collector, beside RANKINGS_METRICS (the job's own):
+rankings-fetch.prom (the fetch) and rankings-night.prom (the night and each step). Every series
+is written on every run, failed ones included, so a graph has no gaps; a failed run carries the
+last success over from the file it replaces. Replaced in one rename, never through a link."""
+import os
+
+from . import files
+
+
+def carried(path, name, labels=""):
+    """The value of `name{labels}` in the file at path, or None."""
+    try:
+        with open(path, encoding="utf-8") as old:
+            for line in old:
+                words = line.split()
+                if len(words) == 2 and words[0] == name + labels:
+                    return float(words[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def text(series):
+    """series: (name, help, [(labels, value)...]) in order; each name once with HELP and TYPE."""
+    out = []
+    for name, description, samples in series:
+        out.append(f"# HELP {name} {description}\n# TYPE {name} gauge\n")
+        out.extend(f"{name}{labels} {value}\n" for labels, value in samples)
+    return "".join(out)
+
+
+def write(path, series, say):
+    try:
+        files.write_atomically(path, text(series).encode("utf-8"))
+    except OSError as error:
+        say(f"warning: cannot write {path}: {error.strerror or error}")
+
+
+def beside(metrics, name):
+    """The file `name` in RANKINGS_METRICS's directory, or None when it is not set."""
+    return os.path.join(os.path.dirname(metrics), name) if metrics else None

@@ -1,0 +1,50 @@
+"""What tonight's fetch does, and why: a pure function of the settings, the previous night's
+record (or why there is none to use) and now, so every rule is a row in a table-driven test and
+`rankings-night plan` tells an operator the same thing the fetch will do."""
+from dataclasses import dataclass
+
+DAY_NS = 86_400 * 10**9
+PREVIOUS_MAX_AGE_NS = 7 * DAY_NS   # a week of drift is the most one incremental chain may carry
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: str                   # "full", "incremental", "window" or "export"
+    reason: str                 # why, in words an operator reads in the log and in `status`
+    watermark: int = None       # incremental: votes stamped at or after this (ns) are asked for
+    since: int = None           # window: the same bound, from RANKINGS_FIRESTORE_SINCE
+
+
+def plan(settings, previous, damage, now_ns, collection="rating_events"):
+    """previous: the checked record of the night DIR/current names, or None; damage: why there is
+    none to use (no previous night, a damaged record...), when previous is None."""
+    if settings.firestore_fetch == "export":
+        return Plan("export", "RANKINGS_FIRESTORE_FETCH=export")
+    if settings.firestore_since is not None:
+        since = settings.firestore_since
+        since = now_ns + since * 10**9 if since < 0 else since
+        return Plan("window", "RANKINGS_FIRESTORE_SINCE is set", since=since)
+    if settings.firestore_incremental == "no":
+        return Plan("full", "RANKINGS_FIRESTORE_INCREMENTAL=no")
+    if previous is None:
+        return Plan("full", damage or "no previous night")
+    wanted = {"method": "rest", "project": settings.firestore_project, "database": settings.firestore_database,
+              "collection": collection}
+    for key, value in wanted.items():
+        if previous[key] != value:
+            return Plan("full", f"the previous night's {key} is {previous[key]!r}, not {value!r}")
+    if previous["mode"] == "window":
+        return Plan("full", "the previous night is a window, not a snapshot")
+    from .snapshot import parse_time
+    read_ns, full_ns = parse_time(previous["read_time"]), parse_time(previous["last_full_read_time"])
+    if now_ns - read_ns > PREVIOUS_MAX_AGE_NS:
+        return Plan("full", f"the previous night was read over {PREVIOUS_MAX_AGE_NS // DAY_NS} days ago")
+    days = (now_ns - full_ns) / DAY_NS
+    # Days, not runs: seven runs by hand in an afternoon are not a week. Half a day early counts,
+    # so a nightly run a few seconds earlier than last week's is not put off by a whole night.
+    if days >= settings.firestore_full_every - 0.5:
+        return Plan("full", f"the last full read was {days:.1f} days ago "
+                            f"(RANKINGS_FIRESTORE_FULL_EVERY={settings.firestore_full_every})")
+    return Plan("incremental", f"building on the night read at {previous['read_time']}; a full read is due "
+                               f"{settings.firestore_full_every - days:.1f} days from now",
+                watermark=read_ns - settings.firestore_margin * 10**9)

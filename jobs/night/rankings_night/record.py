@@ -1,0 +1,75 @@
+"""A night's record, .night.json beside its snapshot: how the night was made, so the next one can
+tell whether it may build on it, when the last full read was, and what the snapshot's digest is.
+A record that is missing, damaged, of another format or out of range is never used: read()
+raises Damaged with the reason, and the night reads everything."""
+import json
+import os
+import re
+
+from .snapshot import Damaged, parse_time
+
+RECORD = ".night.json"      # hidden: `rankings aggregate DIR/current` never reads a dot file
+FORMAT = 2
+MOST = 10**12               # more documents than any collection this job reads
+SKEW_NS = 300 * 10**9       # a record this far in the future was not written by this clock
+
+_COUNTS = ("documents_read", "snapshot_documents", "drift_documents")
+_TIMES = ("read_time", "last_full_read_time")
+
+
+def _count(value):
+    return type(value) is int and 0 <= value <= MOST
+
+
+def check(record, now_ns):
+    """The record if every field the plan and the merge use is present, typed and in range."""
+    if not isinstance(record, dict):
+        raise Damaged("not a JSON object")
+    if record.get("format") != FORMAT:
+        raise Damaged(f"format {record.get('format')!r}, not {FORMAT} (a night of an earlier version)")
+    for key in ("method", "mode", "project", "database", "collection"):
+        if not isinstance(record.get(key), str):
+            raise Damaged(f"{key} is {record.get(key)!r}, not a string")
+    if record["mode"] not in ("full", "incremental", "window"):
+        raise Damaged(f"mode {record['mode']!r}")
+    if record["method"] != "rest":
+        return record       # an export's night: no snapshot of ours to build on
+    for key in _COUNTS:
+        if not _count(record.get(key)):
+            raise Damaged(f"{key} is {json.dumps(record.get(key))}, not a count")
+    times = {}
+    for key in _TIMES:
+        try:
+            times[key] = parse_time(record[key])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise Damaged(f"{key} is {json.dumps(record.get(key))}, not an RFC 3339 time") from None
+        if times[key] > now_ns + SKEW_NS:
+            raise Damaged(f"{key} {record[key]} is in the future")
+    if times["last_full_read_time"] > times["read_time"]:
+        raise Damaged("last_full_read_time is after read_time")
+    if not (isinstance(record.get("snapshot_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", record["snapshot_sha256"])):
+        raise Damaged("snapshot_sha256 is not a SHA-256 in hex")
+    return record
+
+
+def read(folder, now_ns):
+    path = os.path.join(folder, RECORD)
+    try:
+        with open(path, "rb") as text:
+            record = json.loads(text.read(1 << 20), parse_constant=lambda c: c)
+    except (OSError, ValueError, RecursionError) as error:
+        raise Damaged(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        return check(record, now_ns)
+    except Damaged as damage:
+        raise Damaged(f"{path}: {damage}") from None
+
+
+def write(folder, record):
+    """Written whole, synced, before the night's folder is renamed into place; an OSError names it."""
+    path = os.path.join(folder, RECORD)
+    with open(path, "x", encoding="utf-8") as out:
+        json.dump(dict(record, format=FORMAT), out, indent=1, sort_keys=True)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())

@@ -1,0 +1,260 @@
+"""The night's settings: one typed table, and its one reader, of /etc/rankings.conf or of the
+environment (a container's, or a hook run alone). Every value is checked here, before anything
+runs: an unknown name, a value outside its syntax or range is a Failure(78) naming where it was
+(`FILE:LINE:` or `environment:`). docs/configuration.md documents each row; Tests/night holds
+the two to the same names."""
+import difflib
+import re
+
+from . import paths
+from .statuses import CONFIG, Failure
+
+HOUR = 3600
+DAY = 24 * HOUR
+
+
+def _number(pattern, kind, low, high):
+    def parse(text):
+        if not re.fullmatch(pattern, text, re.ASCII):
+            raise ValueError(f"must be a number ({'whole' if kind is int else 'decimal'}, ASCII digits)")
+        value = kind(text)
+        if not low <= value <= high:
+            raise ValueError(f"must be from {low:g} to {high:g}")
+        return value
+    return parse
+
+
+def whole(low, high):
+    return _number(r"[0-9]{1,15}", int, low, high)
+
+
+def decimal(low, high):
+    return _number(r"[0-9]{1,15}(\.[0-9]{1,9})?", float, low, high)
+
+
+def choice(*options):
+    def parse(text):
+        if text not in options:
+            raise ValueError(f"must be {' or '.join(options)}")
+        return text
+    return parse
+
+
+def hours_or_days(low, high):
+    """Nh or Nd, in seconds."""
+    def parse(text):
+        match = re.fullmatch(r"([0-9]{1,6})([hd])", text, re.ASCII)
+        if not match:
+            raise ValueError("must be a number of hours or days (48h, 2d)")
+        seconds = int(match[1]) * (HOUR if match[2] == "h" else DAY)
+        if not low <= seconds <= high:
+            raise ValueError(f"must be from {low // HOUR}h to {high // DAY}d")
+        return seconds
+    return parse
+
+
+def since(text):
+    """-Nh/-Nd before the fetch's start (kept as negative seconds), or an RFC 3339 time
+    (nanoseconds since the epoch, as snapshot.parse_time gives them)."""
+    from .snapshot import parse_time
+    match = re.fullmatch(r"-([0-9]{1,6})([hd])", text, re.ASCII)
+    if match:
+        seconds = int(match[1]) * (HOUR if match[2] == "h" else DAY)
+        if not HOUR <= seconds <= 3660 * DAY:
+            raise ValueError("must go back from 1h to 3660d")
+        return -seconds
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise ValueError("must be an RFC 3339 time (2026-01-01T00:00:00Z) or -Nd/-Nh") from None
+
+
+def pattern(regex, what):
+    def parse(text):
+        if not re.fullmatch(regex, text, re.ASCII):
+            raise ValueError(f"must be {what}")
+        return text
+    return parse
+
+
+def words(text):
+    return text.split()
+
+
+def anything(text):
+    return text
+
+
+class Setting:
+    def __init__(self, name, parse, default="", required=False):
+        self.name, self.parse, self.default, self.required = name, parse, default, required
+
+
+def _s(*args, **kwargs):
+    return Setting(*args, **kwargs)
+
+
+# Every setting there is: name, syntax, default (as text; "" is unset).
+TABLE = {s.name: s for s in [
+    _s("RANKINGS_EXPORTS", anything, required=True),
+    _s("RANKINGS_OUTPUT", anything, required=True),
+    _s("RANKINGS_FLAGS", words),
+    _s("RANKINGS_METRICS", anything),
+    _s("RANKINGS_FETCH", words),
+    _s("RANKINGS_PUBLISH", words),
+    _s("RANKINGS_MONTHLY", choice("yes", "no"), "no"),
+    _s("RANKINGS_MONTHLY_OUTPUT", anything),
+    _s("RANKINGS_RETRIES", whole(0, 10), "3"),
+    _s("RANKINGS_RETRY_PAUSE_SECONDS", whole(0, DAY), "300"),
+    _s("RANKINGS_FETCH_TIMEOUT_SECONDS", whole(1, 7 * DAY), "1500"),
+    _s("RANKINGS_LOG_FILE", anything),
+    _s("RANKINGS_LOG_FORMAT", choice("plain", "json"), "plain"),
+    _s("RANKINGS_LOCK_FILE", anything),
+    _s("RANKINGS_BIN", anything, paths.RANKINGS),
+    _s("RANKINGS_FIRESTORE_PROJECT", pattern(r"[a-z0-9][a-z0-9.:-]{0,99}", "a Google Cloud project id "
+                                             "(lower-case letters, digits, hyphens)")),
+    _s("RANKINGS_FIRESTORE_DATABASE", pattern(r"\(default\)|[a-z][a-z0-9-]{0,61}[a-z0-9]?",
+                                              "a database id, or (default)"), "(default)"),
+    _s("RANKINGS_FIRESTORE_FETCH", choice("rest", "export"), "rest"),
+    _s("RANKINGS_FIRESTORE_BUCKET", pattern(r"(gs://)?[a-z0-9][a-z0-9._-]{1,221}(/[A-Za-z0-9._/+=@,:-]*)?|/[^\s]*",
+                                            "gs://BUCKET[/PREFIX], or the absolute path where the bucket is mounted")),
+    _s("RANKINGS_FIRESTORE_COLLECTION", pattern(r"[A-Za-z0-9_.-]{1,100}", "a collection id"), "weekly_rankings"),
+    _s("RANKINGS_FIRESTORE_KEEP", whole(1, 1000), "7"),
+    _s("RANKINGS_FIRESTORE_DEADLINE_SECONDS", decimal(1, 7 * DAY), "1200"),
+    _s("RANKINGS_FIRESTORE_ATTEMPTS", whole(1, 100), "5"),
+    _s("RANKINGS_FIRESTORE_BACKOFF_SECONDS", decimal(0.001, HOUR), "1"),
+    _s("RANKINGS_FIRESTORE_TIMEOUT_SECONDS", decimal(0.1, HOUR), "60"),
+    _s("RANKINGS_FIRESTORE_TOKEN_COMMAND", anything),
+    _s("RANKINGS_FIRESTORE_ENDPOINT", pattern(r"https?://[A-Za-z0-9.:\[\]_-]+(/[A-Za-z0-9._/~-]*)?", "an http(s) URL")),
+    _s("RANKINGS_FIRESTORE_INCREMENTAL", choice("yes", "no"), "yes"),
+    _s("RANKINGS_FIRESTORE_MARGIN", hours_or_days(HOUR, 30 * DAY), "48h"),
+    _s("RANKINGS_FIRESTORE_FULL_EVERY", whole(1, 366), "7"),
+    _s("RANKINGS_FIRESTORE_SINCE", since),
+    _s("RANKINGS_FIRESTORE_STREAMS", whole(1, 64), "8"),
+    _s("RANKINGS_FIRESTORE_PITR", choice("yes", "no"), "no"),
+    _s("FIRESTORE_EMULATOR_HOST", pattern(r"[A-Za-z0-9.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:]+\]:[0-9]{1,5}", "HOST:PORT")),
+]}
+
+# Settings of the overlay files rankings-cron read, now gone: what to do instead.
+RETIRED = {
+    "RANKINGS_INCLUDE": "overlay files are gone: the monthly board is RANKINGS_MONTHLY=yes in /etc/rankings.conf "
+                        "(then remove /etc/rankings-monthly.conf and /etc/cron.d/rankings-monthly)",
+    "RANKINGS_EXTRA_FLAGS": "overlay files are gone: put the flags in RANKINGS_FLAGS, or use RANKINGS_MONTHLY=yes "
+                            "for the monthly board",
+}
+
+
+# `rankings`'s own variables (docs/performance.md): accepted in the environment and passed on to it.
+PASSED = frozenset({"RANKINGS_CPU", "RANKINGS_INFLATE"})
+
+
+def attribute(name):
+    """RANKINGS_FIRESTORE_PROJECT -> firestore_project; FIRESTORE_EMULATOR_HOST -> emulator_host."""
+    return "emulator_host" if name == "FIRESTORE_EMULATOR_HOST" else name.lower().removeprefix("rankings_")
+
+
+class Settings:
+    """Typed values by attribute (settings.firestore_project, settings.flags...), and the text
+    each was given as (`given`, what a step's environment gets)."""
+
+    def __init__(self, given, where):
+        self.given = dict(given)       # name -> text, only what was set
+        self.where = dict(where)       # name -> "FILE:LINE" or "environment"
+        for name, setting in TABLE.items():
+            text = self.given.get(name, "")
+            try:
+                given = text or setting.default
+                value = setting.parse(given) if given or setting.parse is words else None
+            except ValueError as problem:
+                raise Failure(CONFIG, f"{self.where.get(name, 'default')}: {name}={text}: {problem}") from None
+            setattr(self, attribute(name), value)
+
+    def require(self, *names):
+        for name in names:
+            if not self.given.get(name):
+                raise Failure(CONFIG, f"{name} is not set ({self.source})")
+
+    @property
+    def source(self):
+        places = {w.rsplit(":", 1)[0] for w in self.where.values()}
+        return ", ".join(sorted(places)) or "nothing set"
+
+    def environment(self):
+        """The settings as a step's environment gets them: each one given, as text."""
+        return dict(self.given)
+
+
+def unknown(name, where):
+    if name in RETIRED:
+        return Failure(CONFIG, f"{where}: {name}: {RETIRED[name]}")
+    near = difflib.get_close_matches(name, TABLE, n=1, cutoff=0.8)
+    return Failure(CONFIG, f"{where}: unknown setting {name}" + (f" (did you mean {near[0]}?)" if near else ""))
+
+
+def from_environment(environ):
+    """Every RANKINGS_* variable of environ (and FIRESTORE_EMULATOR_HOST), checked."""
+    given, where = {}, {}
+    for name, text in environ.items():
+        if (name.startswith("RANKINGS_") and name not in PASSED) or name == "FIRESTORE_EMULATOR_HOST":
+            if name not in TABLE:
+                raise unknown(name, "environment")
+            given[name], where[name] = text, "environment"
+    return Settings(given, where)
+
+
+# The configuration file's syntax (docs/configuration.md): KEY=VALUE lines, comments on lines of
+# their own, values of these characters, and spaces or parentheses only inside double quotes.
+VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,+=@%-")
+LONGEST = 131071  # KEY=VALUE in a child's environment (Linux's MAX_ARG_STRLEN, less its NUL)
+HINT = '(see "The configuration file" in rankings(1))'
+
+
+def shown(char):
+    return f'"{char}"' if "!" <= char <= "~" else f"byte 0x{ord(char):02X}"
+
+
+def read_file(path):
+    """The settings of a configuration file; Failure(78) at its first line outside the syntax."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        raise Failure(CONFIG, f"cannot read the configuration {path}: {error.strerror}") from None
+    given, where = {}, {}
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        def refuse(problem):
+            return Failure(CONFIG, f"{path}:{number}: {problem}; nothing was run {HINT}")
+        if b"\0" in raw:
+            raise refuse("byte 0x00 is not allowed in the file")
+        if b"\r" in raw:
+            raise refuse("a carriage return: save the file with Unix line ends (LF only)")
+        line = raw.decode("latin-1").rstrip(" \t")
+        if not line.strip(" \t") or line.lstrip(" \t").startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9_]+)=(.*)", line, re.ASCII | re.DOTALL)
+        if not match:
+            raise refuse('not a KEY=VALUE line (no spaces around "=", no "export")')
+        name, value = match[1], match[2]
+        if name not in TABLE:
+            raise unknown(name, f"{path}:{number}")
+        quoted = value.startswith('"')
+        if quoted:
+            if len(value) < 2 or not value.endswith('"'):
+                after = value[1:].partition('"')[2].lstrip(" \t")
+                raise refuse(f"{name}: a comment after a value: put it on a line of its own" if after.startswith("#")
+                             else f'{name}: a double-quoted value must end with " at the end of the line')
+            value = value[1:-1]
+        if len(name) + 1 + len(value) > LONGEST:
+            raise refuse(f"{name}: a value of {len(value)} bytes cannot reach the steps (their environment "
+                         f"holds at most {LONGEST} bytes for {name}=VALUE)")
+        bad = [c for c in value if c not in VALUE_CHARS and not (quoted and c in " ()")]
+        if bad:
+            if not quoted and re.search(r"[ \t]#", value):
+                raise refuse(f"{name}: a comment after a value: put it on a line of its own")
+            first = bad[0] if quoted else next((c for c in bad if c not in " \t"), None)
+            if first is None:
+                raise refuse(f"{name}: a value with spaces must be in double quotes")
+            raise refuse(f"{name}: {shown(first)} is not allowed in a value (only letters, digits, spaces and "
+                         "( ) in double quotes and _ . / : , + = @ % -)")
+        given[name], where[name] = value, f"{path}:{number}"
+    return Settings(given, where)

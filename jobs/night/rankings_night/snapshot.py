@@ -1,0 +1,171 @@
+"""A night's snapshot of rating_events: rating_events.ndjson, one Firestore REST Document per
+line, in strictly increasing name order (a full night writes it so, an incremental night keeps it
+so by merging), so a merge and a comparison are one pass over sorted files, with memory for
+tonight's answer only. Each snapshot's SHA-256 is recorded when it is written (record.py) and
+checked on the next night's pass before anything is built on it. Times are exact nanoseconds."""
+import datetime
+import hashlib
+import json
+import os
+
+SNAPSHOT = "rating_events.ndjson"
+NAME_PREFIX = b'{"name":"'
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+class Damaged(Exception):
+    """A snapshot that cannot be built on: the night reads everything instead."""
+
+
+def document_line(document):
+    """A Document's line: its name first (what line_name reads without decoding), then the rest."""
+    ordered = {"name": document["name"]}
+    ordered.update((k, v) for k, v in document.items() if k != "name")
+    return (json.dumps(ordered, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def line_name(line):
+    if line.startswith(NAME_PREFIX):
+        end = line.find(b'"', len(NAME_PREFIX))
+        if end > 0 and b"\\" not in line[len(NAME_PREFIX):end]:
+            return line[len(NAME_PREFIX):end].decode("utf-8")
+    try:
+        name = json.loads(line)["name"]
+    except (ValueError, KeyError, TypeError):
+        name = None
+    if not isinstance(name, str):
+        raise Damaged("a line without a document name")
+    return name
+
+
+def sorted_lines(path, digest=None):
+    """(name, line) of each line, checking the order it promises; feeds digest the bytes read."""
+    previous = None
+    with open(path, "rb") as lines:
+        for number, line in enumerate(lines, 1):
+            if digest is not None:
+                digest.update(line)
+            if not line.endswith(b"\n"):
+                raise Damaged(f"{path}:{number}: the last line is cut short")
+            name = line_name(line)
+            if previous is not None and name <= previous:
+                raise Damaged(f"{path}:{number}: {name} is not after {previous}")
+            previous = name
+            yield name, line
+
+
+class Writer:
+    """Lines appended to a new snapshot, counted and digested as they go; synced on close."""
+
+    def __init__(self, path):
+        self.path, self.lines, self.digest = path, 0, hashlib.sha256()
+        self.file = open(path, "xb")
+
+    def write(self, line):
+        self.file.write(line)
+        self.digest.update(line)
+        self.lines += 1
+
+    def close(self):
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+        return self.lines, self.digest.hexdigest()
+
+
+def merge(previous_path, expected, changed, out):
+    """Writes to out (a Writer) the previous snapshot with every document of changed (name ->
+    line) in place of its earlier version and the new ones in their places. The previous file
+    must be the one its record describes: `expected` is (lines, sha256); Damaged otherwise."""
+    pending = sorted(changed)
+    digest, i, read = hashlib.sha256(), 0, 0
+    for name, line in sorted_lines(previous_path, digest):
+        read += 1
+        while i < len(pending) and pending[i] < name:
+            out.write(changed[pending[i]])
+            i += 1
+        if i < len(pending) and pending[i] == name:
+            line = changed[name]
+            i += 1
+        out.write(line)
+    for name in pending[i:]:
+        out.write(changed[name])
+    if (read, digest.hexdigest()) != tuple(expected):
+        raise Damaged(f"{previous_path} is not the snapshot its record describes ({read} documents, "
+                      f"SHA-256 {digest.hexdigest()[:12]}…, recorded {expected[0]}, {expected[1][:12]}…)")
+
+
+def _vote(line):
+    """What a document says as a vote: its fields (not createTime or updateTime, which an import or
+    a restore changes without changing a vote)."""
+    try:
+        return json.loads(line).get("fields")
+    except ValueError:
+        return None
+
+
+def _timestamp(line):
+    """A line's timestamp field in nanoseconds, or None when it has none that Firestore orders as a
+    timestamp (such a document never matches the incremental query)."""
+    try:
+        return parse_time(json.loads(line)["fields"]["timestamp"]["timestampValue"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def drift(held_path, full_path, watermark):
+    """Documents the snapshot at held_path holds wrong against the full read at full_path that an
+    incremental night from watermark could not have corrected: deleted since, or a vote changed or
+    added with a timestamp before the watermark (or none). A document whose vote is the same is
+    not drift, whatever its updateTime says."""
+    count = 0
+    held = sorted_lines(held_path)
+    h = next(held, None)
+    for name, line in sorted_lines(full_path):
+        while h is not None and h[0] < name:
+            count += 1
+            h = next(held, None)
+        if h is not None and h[0] == name:
+            same = h[1] == line or _vote(h[1]) == _vote(line)
+            h = next(held, None)
+            if same:
+                continue
+        stamp = _timestamp(line)
+        if stamp is None or stamp < watermark:
+            count += 1
+    while h is not None:
+        count += 1
+        h = next(held, None)
+    return count
+
+
+def parse_time(text):
+    """RFC 3339 with Z or an offset and up to nanoseconds, as whole nanoseconds since the epoch."""
+    if not text.isascii():
+        raise ValueError(f"{text!r} is not an RFC 3339 time")
+    main, _, rest = text.partition(".")
+    digits = ""
+    if rest:
+        while rest[:1].isdigit():
+            digits, rest = digits + rest[0], rest[1:]
+        if not digits or len(digits) > 9:
+            raise ValueError(f"{text!r}: a fraction of 1 to 9 digits")
+        offset = rest
+    else:
+        at = max(main.find(c, 19) for c in "Zz+-")
+        main, offset = (main[:at], main[at:]) if at > 0 else (main, "")
+    if offset in ("Z", "z"):
+        offset = "+00:00"
+    if len(main) != 19 or main[10] not in "Tt" or not offset or not main.replace("-", "").replace(":", "")[:8].isdigit():
+        raise ValueError(f"{text!r} is not an RFC 3339 time with an offset")
+    moment = datetime.datetime.fromisoformat(main[:10] + "T" + main[11:] + offset)
+    seconds = (moment - EPOCH) // datetime.timedelta(seconds=1)
+    return seconds * 1_000_000_000 + int(digits.ljust(9, "0") or 0)
+
+
+def format_time(nanoseconds):
+    """A Firestore timestampValue in UTC, cut down to the microsecond Firestore keeps (never up: a
+    bound so cut takes in at least what it should); the year always four digits."""
+    seconds, rest = divmod(nanoseconds, 1_000_000_000)
+    moment = EPOCH + datetime.timedelta(seconds=seconds)
+    return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"

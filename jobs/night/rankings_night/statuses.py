@@ -1,0 +1,44 @@
+"""Every exit status of the night's programs, in one table (sysexits.h numbers, as `rankings`
+uses them). Tests/night checks it against JobError.swift and docs/exit-status.md."""
+
+OK = 0
+USAGE = 64          # a bad command line; root where another user keeps the files
+DATA = 65           # the data is wrong: a document refused, an empty collection
+NO_INPUT = 66       # an input is missing or unreadable
+UNAVAILABLE = 69    # Firestore refused, stayed unreachable, or could not be proven whole
+SOFTWARE = 70       # a bug
+CANT_CREATE = 73    # a file or folder cannot be created or written
+IO_ERROR = 74       # reading or writing failed part way
+TEMPFAIL = 75       # another run holds the lock
+CONFIG = 78         # a setting missing or wrong; no access token; a read the settings cannot serve
+STOPPED = 124       # a step stopped at its time limit (timeout(1)'s status)
+
+NAMES = {OK: "ok", USAGE: "usage", DATA: "data", NO_INPUT: "no input", UNAVAILABLE: "unavailable",
+         SOFTWARE: "bug", CANT_CREATE: "cannot create", IO_ERROR: "I/O error", TEMPFAIL: "locked",
+         CONFIG: "settings", STOPPED: "stopped at its limit"}
+
+# The same try would fail the same way: never tried again.
+FINAL = frozenset({USAGE, DATA, SOFTWARE, CONFIG})
+
+
+def retryable(status):
+    """Another try may succeed: anything but the final statuses (a step killed by a signal
+    included; the night itself being stopped is handled before this is asked)."""
+    return status != OK and status not in FINAL
+
+
+def describe(status):
+    if status is None:
+        return "not run"
+    if status > 128 and status - 128 < 65:
+        return f"{status} (signal {status - 128})"
+    return f"{status} ({NAMES[status]})" if status in NAMES else str(status)
+
+
+class Failure(Exception):
+    """A failure with the status it exits with; `final` keeps the night from trying again."""
+
+    def __init__(self, status, message, final=None):
+        super().__init__(message)
+        self.status = status
+        self.final = status in FINAL if final is None else final
