@@ -7,7 +7,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import plan, record, settings  # noqa: E402
+from rankings_night import parallel, plan, ranges, record, settings  # noqa: E402
 from rankings_night.snapshot import Damaged, parse_time  # noqa: E402
 
 NOW = parse_time("2026-11-27T05:00:00Z")
@@ -61,6 +61,67 @@ class Plans(harness.Case):
         self.expect("watermark", tonight.watermark, parse_time("2026-11-24T05:00:00.000001Z"))
         window = plan.plan(configured(RANKINGS_FIRESTORE_SINCE="-30d"), None, "none", NOW)
         self.expect("window", window.since, NOW - 30 * DAY)
+
+
+class FullReads(harness.Case):
+    def test_a_read_that_cannot_finish_within_readtimes_life_is_refused_with_the_fix(self):
+        hour, day = 3600, 86400
+        rows = [  # (documents, rate per stream, streams, life, deadline, refused?, words)
+            (10_000_000, 4000, 8, hour, 1200, False, None),
+            (10_000_000, 4000, 1, hour, 1200, True, "RANKINGS_FIRESTORE_STREAMS=3"),
+            (10_000_000, 4000, 1, hour, 1200, True, "RANKINGS_FIRESTORE_DEADLINE_SECONDS="),
+            (150_000_000, 4000, 8, hour, 7 * day, True, "past Firestore's life of a readTime of 60 min"),
+            (150_000_000, 4000, 8, hour, 7 * day, True, "RANKINGS_FIRESTORE_PITR=yes"),
+            (3_000_000_000, 4000, 64, hour, 7 * day, True, "or RANKINGS_FIRESTORE_FETCH=export"),
+            (150_000_000, 4000, 8, 7 * day, 7 * day, False, None),
+            (10_000_000, None, 1, hour, 1200, False, None),     # no full read measured yet
+        ]
+        for documents, rate, streams, life, deadline, refused, words in rows:
+            with self.subTest(documents=documents, streams=streams, words=words):
+                said = plan.full_read_fits(documents, rate, streams, life, deadline)
+                self.expect("refused", said is not None, refused)
+                if words:
+                    self.expect_in("the fix", words, said)
+        said = plan.full_read_fits(3_000_000_000, 4000, 64, 3600, 7 * 86400)
+        self.assertNotIn("STREAMS=", said, "no stream count can do it: not offered")
+
+
+class Ranges(harness.Case):
+    def test_children_cover_their_range_exactly(self):
+        ids = ["", "-", "-a", "0", "09", "0zz", "A", "Zz", "_", "a", "a-", "az", "azzzz", "b", "z", "zz", "~", "\u00e9t\u00e9"]
+        for low, high in [(None, None), ("a", "b"), ("z", None), ("0", "1"), ("az", "b")]:
+            children = ranges.split(low, high)
+            self.assertTrue(children, f"{low}..{high} splits")
+            self.expect("ends", (children[0][0], children[-1][1]), (low, high))
+            for (_, a), (b, _) in zip(children, children[1:]):
+                self.expect("contiguous", a, b)
+            for id_ in ids:
+                inside = (low is None or id_ >= low) and (high is None or id_ < high)
+                held = sum(1 for lo, hi in children if (lo is None or id_ >= lo) and (hi is None or id_ < hi))
+                self.expect(f"ranges of {low}..{high} holding {id_!r}", held, 1 if inside else 0)
+        self.expect("below the alphabet", ranges.split(None, "-"), [])
+        self.expect("too deep", ranges.split("a" * ranges.DEEPEST, None), [])
+
+    def test_groups_are_contiguous_and_balanced(self):
+        cuts = ranges.split(None, None)
+        counts = [100] * len(cuts)
+        groups = ranges.group(cuts, counts, 8)
+        self.expect("streams", len(groups), 8)
+        self.expect("covers", (groups[0][0], groups[-1][1]), (None, None))
+        self.expect("total", sum(c for _, _, c in groups), sum(counts))
+        self.assertLessEqual(max(c for _, _, c in groups), 2 * sum(counts) / 8)
+        self.expect("one stream", ranges.group(cuts, counts, 1), [(None, None, sum(counts))])
+
+    def test_quantiles_of_the_previous_snapshot(self):
+        names = [f"{i:05d}" for i in range(1000)]
+        cuts = ranges.quantiles(names, 1000, 4)
+        self.expect("cuts", cuts, [(None, "00250"), ("00250", "00500"), ("00500", "00750"), ("00750", None)])
+        self.expect("too few", ranges.quantiles(names[:3], 3, 4), [(None, None)])
+
+    def test_work_shared_out_keeps_order_and_raises_the_first_failure(self):
+        self.expect("results", parallel.each(lambda x: x * x, range(50), 4), [x * x for x in range(50)])
+        with self.assertRaises(ZeroDivisionError):
+            parallel.each(lambda x: 1 / (x - 7), range(50), 4)
 
 
 class Records(harness.Case):

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import urllib.request
 
 from . import transport
@@ -69,12 +70,14 @@ class Credentials:
         self.emulator = settings.emulator_host
         self.command = settings.firestore_token_command
         self.token, self.source = None, None
+        self._lock = threading.Lock()   # the streams of a full read ask at once; one token a run
 
     def headers(self):
         if self.emulator:
             return {}
-        if self.token is None:
-            self.token = self._fetch()
+        with self._lock:
+            if self.token is None:
+                self.token = self._fetch()
         return {"Authorization": f"Bearer {self.token}"}
 
     def forbidden_hint(self):

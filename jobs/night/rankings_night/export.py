@@ -1,15 +1,20 @@
 """The export method: a managed export of rating_events (exportDocuments) into
-RANKINGS_FIRESTORE_BUCKET, waited for and copied into the night's folder, whose root it becomes.
-On the emulator, its own export endpoint writes the export into the folder directly."""
+RANKINGS_FIRESTORE_BUCKET, made consistent and proven. It is asked for at a snapshotTime (the
+night's readTime, a whole minute: without one an export promises no consistent view), waited for,
+copied into the night's folder (whose root it becomes), read by `rankings aggregate` (which holds
+the files to the metadata's entity counts), and its rating_events entities must be as many as
+Firestore counts at that snapshotTime. On the emulator, its own export endpoint writes the export
+into the folder directly (it takes no snapshotTime: nothing may write while it runs)."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
 
 from .auth import run_bounded
-from .firestore import Firestore
-from .statuses import UNAVAILABLE, Failure
+from .firestore import Firestore, count, now
+from .statuses import CONFIG, UNAVAILABLE, Failure
 
 COLLECTION = "rating_events"
 SECONDS = 20 * 60     # the wait and the copy, inside a try's 25 minutes
@@ -18,31 +23,65 @@ POLL_SECONDS = 10
 
 def fetch_export(settings, folder, night, ends, say):
     firestore = Firestore(settings, say)
+    firestore.transport.deadline = ends
+    snapshot_time = now(firestore, COLLECTION, whole_minute=not settings.emulator_host)
     record = {"method": "export", "mode": "full", "project": settings.firestore_project,
-              "database": settings.firestore_database, "collection": COLLECTION}
+              "database": settings.firestore_database, "collection": COLLECTION, "read_time": snapshot_time}
     if settings.emulator_host:
-        url = f"http://{settings.emulator_host}/emulator/v1/projects/{settings.firestore_project}:export"
-        firestore.transport.call("POST", url, {"database": firestore.database_path,
-                                               "export_directory": os.path.abspath(folder)})
-        inner = [os.path.join(folder, n) for n in os.listdir(folder)]
-        if len(inner) != 1 or not os.path.isdir(inner[0]):
-            raise Failure(UNAVAILABLE, f"the emulator's export left {len(inner)} entries in {folder}, not 1 folder")
-        for name in os.listdir(inner[0]):
-            os.rename(os.path.join(inner[0], name), os.path.join(folder, name))
-        os.rmdir(inner[0])
-        say(f"export: the emulator exported {os.path.basename(inner[0])}")
-        return record
+        emulator_export(settings, firestore, folder, say)
+    else:
+        managed_export(settings, firestore, folder, night, snapshot_time, ends, say)
+    counted = sum(c for _, _, c in count(firestore, COLLECTION, snapshot_time, None, None,
+                                         settings.firestore_streams, say))
+    entities = rating_events_in(settings, folder)
+    if entities != counted:
+        raise Failure(UNAVAILABLE, f"export: the night is not whole: the export holds {entities} {COLLECTION} "
+                                   f"entities, but Firestore counts {counted} at its snapshotTime {snapshot_time}")
+    say(f"export: {entities} {COLLECTION} entities at snapshotTime {snapshot_time}, as many as Firestore counts")
+    record.update(snapshot_documents=entities, documents_read=entities)
+    return record
+
+
+def rating_events_in(settings, folder):
+    """The export's rating_events entities as `rankings aggregate` reads them (valid and bad),
+    after it has held every file to the metadata's entity counts (65 otherwise)."""
+    with tempfile.NamedTemporaryFile(prefix="rankings-export-report.", suffix=".json") as report:
+        done = subprocess.run([settings.bin, "aggregate", "--quiet", "--allow-empty", "--max-invalid", "1000000000",
+                               "--report", report.name, "--output", os.devnull, folder],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {done.returncode}"]
+            raise Failure(UNAVAILABLE, f"export: the copy in {folder} does not read whole: {said[0]}")
+        with open(report.name, encoding="utf-8") as text:
+            counts = json.load(text)
+    return counts["valid_events"] + counts["bad_lines"]
+
+
+def emulator_export(settings, firestore, folder, say):
+    url = f"http://{settings.emulator_host}/emulator/v1/projects/{settings.firestore_project}:export"
+    firestore.transport.call("POST", url, {"database": firestore.database_path, "export_directory": os.path.abspath(folder)})
+    inner = [os.path.join(folder, n) for n in os.listdir(folder)]
+    if len(inner) != 1 or not os.path.isdir(inner[0]):
+        raise Failure(UNAVAILABLE, f"the emulator's export left {len(inner)} entries in {folder}, not 1 folder")
+    for name in os.listdir(inner[0]):
+        os.rename(os.path.join(inner[0], name), os.path.join(folder, name))
+    os.rmdir(inner[0])
+    say(f"export: the emulator exported {os.path.basename(inner[0])}")
+
+
+def managed_export(settings, firestore, folder, night, snapshot_time, ends, say):
     bucket = settings.firestore_bucket
     if not bucket:
-        raise Failure(78, "RANKINGS_FIRESTORE_FETCH=export needs RANKINGS_FIRESTORE_BUCKET")
+        raise Failure(CONFIG, "RANKINGS_FIRESTORE_FETCH=export needs RANKINGS_FIRESTORE_BUCKET")
     bucket = bucket.rstrip("/") if bucket.startswith(("gs://", "/")) else "gs://" + bucket.rstrip("/")
     deadline = min(time.monotonic() + SECONDS, ends or float("inf"))
     prefix = f"{bucket}/{night}"
-    operation = firestore.call("POST", ":exportDocuments", {"collectionIds": [COLLECTION], "outputUriPrefix": prefix})
+    operation = firestore.call("POST", ":exportDocuments", {"collectionIds": [COLLECTION], "outputUriPrefix": prefix,
+                                                            "snapshotTime": snapshot_time})
     name = operation.get("name", "") if isinstance(operation, dict) else ""
     if not name:
         raise Failure(UNAVAILABLE, f"exportDocuments answered no operation: {json.dumps(operation)[:200]}")
-    say(f"export: started {name} into {prefix}")
+    say(f"export: started {name} into {prefix} at snapshotTime {snapshot_time}")
     while not operation.get("done"):
         if time.monotonic() + POLL_SECONDS > deadline:
             raise Failure(UNAVAILABLE, f"export {name} not done within {SECONDS // 60} minutes "
@@ -54,6 +93,16 @@ def fetch_export(settings, folder, night, ends, say):
     if "error" in operation:
         error = operation["error"]
         raise Failure(UNAVAILABLE, f"export {name} failed: {error.get('message', error) if isinstance(error, dict) else error}")
+    if prefix.startswith("/"):
+        # A bucket mounted here (gcsfuse): copied as it is.
+        shutil.copytree(prefix, folder, dirs_exist_ok=True)
+    else:
+        copy_from_bucket(firestore, prefix, folder, deadline)
+    say(f"export: copied {prefix} into {folder}")
+
+
+def copy_from_bucket(firestore, prefix, folder, deadline):
+    """gcloud storage rsync, with the same token as the API calls."""
     with tempfile.NamedTemporaryFile("w", prefix="rankings-token.") as token_file:
         token_file.write(firestore.credentials.headers().get("Authorization", "").removeprefix("Bearer "))
         token_file.flush()
@@ -66,7 +115,5 @@ def fetch_export(settings, folder, night, ends, say):
         except OSError as error:
             raise Failure(UNAVAILABLE, f"cannot run gcloud storage rsync: {error.strerror}") from None
     if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip()[-500:]
-        raise Failure(UNAVAILABLE, f"gcloud storage rsync {prefix} failed: {detail}")
-    say(f"export: copied {prefix} into {folder}")
-    return record
+        raise Failure(UNAVAILABLE, f"gcloud storage rsync {prefix} failed: "
+                                   f"{done.stderr.decode('utf-8', 'replace').strip()[-500:]}")

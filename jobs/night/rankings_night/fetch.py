@@ -5,14 +5,15 @@ window. Every plan ends proven: the documents written are as many as Firestore c
 night's readTime, and an incremental night that cannot be proven so becomes a full read."""
 import os
 import sys
+import threading
 import time
 
-from . import auth, metrics, plan as plans, record as records, settings as setting
+from . import auth, metrics, parallel, plan as plans, ranges, record as records, settings as setting
 from .export import fetch_export
-from .firestore import Firestore, Query
+from .firestore import Firestore, Query, count, now
 from .folders import Run
 from .log import one_line
-from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time
+from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time, sorted_lines
 from .statuses import CONFIG, DATA, UNAVAILABLE, Failure
 from .stream import Broken
 from .transport import Refused
@@ -57,6 +58,7 @@ class Fetch:
                        "database": settings.firestore_database, "documents_read": 0, "drift_documents": 0,
                        "watermark": None, "since": None, "full_reason": None, "fallback": False, "streams": 1}
         self.started = time.monotonic()
+        self.lock = threading.Lock()
 
     def run(self, plan):
         if plan.mode == "window":
@@ -74,38 +76,98 @@ class Fetch:
         for page in query.pages():
             for document in page:
                 out.write(document_line(document))
-            self.record["documents_read"] += len(page)
+            with self.lock:
+                self.record["documents_read"] += len(page)
+
+    def start(self):
+        return now(self.firestore, COLLECTION, self.settings.firestore_pitr == "yes")
+
+    def count(self, read_time, low, high):
+        return count(self.firestore, COLLECTION, read_time, low, high, self.settings.firestore_streams, say)
+
+    def cut(self, read_time, counted, total):
+        """The ranges the streams read, with their counts: at the previous snapshot's quantiles
+        when there is one, else balanced by COUNTs of the ids' first characters."""
+        streams = self.settings.firestore_streams
+        if streams == 1 or total < 2 * streams:
+            return [(None, None, total)]
+        cuts = None
+        if self.previous is not None:
+            prefix = f"{self.firestore.database_path}/documents/{COLLECTION}/"
+            try:
+                names = [name[len(prefix):] for name, _ in sorted_lines(os.path.join(self.previous_folder, SNAPSHOT))]
+                cuts = ranges.quantiles(names, len(names), streams)
+            except (Damaged, OSError) as damage:
+                say(f"rest: the previous snapshot cannot place the ranges ({damage}): counting by first characters")
+        if cuts is not None:
+            parts = parallel.each(lambda r: self.count(read_time, *r), cuts, streams)
+            return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
+        cuts = ranges.split(None, None) if len(counted) == 1 else [(low, high) for low, high, _ in counted]
+        parts = parallel.each(lambda r: self.count(read_time, *r), cuts, streams)
+        finest = [part for counted in parts for part in counted]
+        return ranges.group([(low, high) for low, high, _ in finest], [c for _, _, c in finest], streams)
+
+    def read_range(self, read_time, number, part):
+        """One stream: the documents of one range into a file of its own, proven by its COUNT."""
+        low, high, counted = part
+        out = Writer(os.path.join(self.folder, f".range-{number:04d}"))
+        self.read(Query(self.firestore, COLLECTION, read_time=read_time, low=low, high=high), out)
+        documents, _ = out.close()
+        if documents != counted:
+            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched in "
+                                       f"{ranges.describe(low, high)}, but Firestore counts {counted} there at "
+                                       f"readTime {read_time}")
+        return out.path
 
     def full(self, reason, watermark):
         say(f"rest: a full read: {reason}")
         self.record["mode"] = "full"
-        query = Query(self.firestore, COLLECTION)
+        read_time = None
         try:
-            counted = query.count()
-            if counted == 0:
+            read_time = self.start()
+            counted = self.count(read_time, None, None)
+            total = sum(c for _, _, c in counted)
+            if total == 0:
                 raise Failure(DATA, f"{COLLECTION} in {self.firestore.database_path} holds no documents at readTime "
-                                    f"{query.read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? "
-                                    "current unchanged")
+                                    f"{read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? current unchanged")
+            life = plans.PITR_LIFE if self.settings.firestore_pitr == "yes" else plans.READ_TIME_LIFE
+            rate = (self.previous or {}).get("full_rate")
+            refused = plans.full_read_fits(total, rate if isinstance(rate, (int, float)) else None,
+                                           self.settings.firestore_streams, life,
+                                           self.settings.firestore_deadline_seconds)
+            if refused:
+                raise Failure(CONFIG, f"rest: refused before reading: {refused}", final=True)
+            parts = self.cut(read_time, counted, total)
+            say(f"rest: {total} documents at readTime {read_time}, read in {len(parts)} "
+                f"{'range' if len(parts) == 1 else 'ranges'}: " + ", ".join(f"{ranges.describe(lo, hi)} {c}"
+                                                                          for lo, hi, c in parts[:8])
+                + (" …" if len(parts) > 8 else ""))
+            begun = time.monotonic()
+            files = parallel.each(lambda numbered: self.read_range(read_time, *numbered), enumerate(parts),
+                                  self.settings.firestore_streams)
+            seconds = max(time.monotonic() - begun, 0.001)
             out = Writer(self.path)
-            self.read(query, out)
+            for path in files:
+                out.copy(path)
             documents, digest = out.close()
         except Refused as refused:
             if expired(refused):
-                self.outlived(query)
+                self.outlived(read_time)
             raise
-        if documents != counted:
+        if documents != total:
             raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched, but Firestore "
-                                       f"counts {counted} in {COLLECTION} at readTime {query.read_time}")
-        say(f"rest: {documents} documents at readTime {query.read_time}, as many as Firestore counts in {COLLECTION}")
-        self.record.update(mode="full", full_reason=reason, read_time=query.read_time, snapshot_documents=documents,
-                           snapshot_sha256=digest, last_full_read_time=query.read_time,
+                                       f"counts {total} in {COLLECTION} at readTime {read_time}")
+        say(f"rest: {documents} documents at readTime {read_time}, as many as Firestore counts in {COLLECTION}")
+        self.record.update(mode="full", full_reason=reason, read_time=read_time, snapshot_documents=documents,
+                           snapshot_sha256=digest, last_full_read_time=read_time, streams=len(parts),
+                           full_rate=round(documents / seconds / len(parts), 1),
                            seconds=round(time.monotonic() - self.started, 3))
         self.measure_drift(watermark)
         return self.record
 
-    def outlived(self, query):
+    def outlived(self, read_time):
         seconds = time.monotonic() - self.started
-        raise Failure(CONFIG, f"rest: the read outlived its readTime {query.read_time} after "
+        raise Failure(CONFIG, f"rest: the read outlived its readTime {read_time} after "
                               f"{self.record['documents_read']} documents in {seconds:.0f} s: Firestore keeps a "
                               "readTime an hour (seven days with point-in-time recovery); more "
                               "RANKINGS_FIRESTORE_STREAMS, RANKINGS_FIRESTORE_PITR=yes or the export method", final=True)
@@ -162,7 +224,7 @@ class Fetch:
         self.record.update(mode="incremental", watermark=format_time(watermark), read_time=query.read_time,
                            snapshot_documents=merged, snapshot_sha256=digest,
                            last_full_read_time=self.previous["last_full_read_time"],
-                           seconds=round(time.monotonic() - self.started, 3))
+                           full_rate=self.previous.get("full_rate"), seconds=round(time.monotonic() - self.started, 3))
         return self.record
 
     def window(self, since):

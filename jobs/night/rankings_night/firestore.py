@@ -3,7 +3,9 @@ page at a time, its COUNT at the same time, and a document's PATCH and GET. What
 be to count as whole is stream.py's."""
 import urllib.parse
 
-from . import auth
+from . import auth, parallel, ranges
+from .snapshot import format_time, parse_time
+from .statuses import UNAVAILABLE, Failure
 from .stream import Broken, read_count, read_page, value_key
 from .transport import Refused, Transport
 
@@ -27,9 +29,9 @@ class Firestore:
     def url(self, suffix):
         return f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
 
-    def call(self, method, suffix, body=None):
+    def call(self, method, suffix, body=None, final=()):
         try:
-            return self.transport.call(method, self.url(suffix), body)
+            return self.transport.call(method, self.url(suffix), body, final)
         except Refused as refused:
             if refused.code == 403 and self.credentials.forbidden_hint():
                 refused.args = (f"{refused} ({self.credentials.forbidden_hint()})",)
@@ -51,7 +53,7 @@ class Query:
                  low=None, high=None, page_size=PAGE_SIZE):
         assert order_by and order_by[-1] == "__name__"
         self.firestore, self.collection, self.order_by = firestore, collection, tuple(order_by)
-        self.read_time, self.page_size = read_time, page_size
+        self.read_time, self.page_size, self.low, self.high = read_time, page_size, low, high
         self.prefix = f"{firestore.database_path}/documents/{collection}/"
         filters = [where] if where else []
         for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
@@ -101,8 +103,11 @@ class Query:
                 raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
             for document in documents:
                 name = document["name"]
-                if not name.startswith(self.prefix) or "/" in name[len(self.prefix):]:
+                id_ = name[len(self.prefix):]
+                if not name.startswith(self.prefix) or "/" in id_:
                     raise Broken(f"{where}: {name} is not a document of {self.prefix[:-1]}")
+                if (self.low is not None and id_ < self.low) or (self.high is not None and id_ >= self.high):
+                    raise Broken(f"{where}: {name} is outside the range asked for")
                 cursor, key = self.ordering(document)
                 if last_key is not None and not key > last_key:
                     raise Broken(f"{where}: {name} does not come after the document before it (a repeat or a step back)")
@@ -118,7 +123,36 @@ class Query:
                                                "aggregations": [{"alias": "documents", "count": {}}]}}
         if self.read_time is not None:
             body["readTime"] = self.read_time
-        counted, read_time = read_count(self.firestore.call("POST", "/documents:runAggregationQuery", body),
-                                        "runAggregationQuery")
+        counted, read_time = read_count(self.firestore.call("POST", "/documents:runAggregationQuery", body,
+                                                            final=("DEADLINE_EXCEEDED",)), "runAggregationQuery")
         self.read_time = self.read_time or read_time
         return counted
+
+
+def now(firestore, collection, whole_minute=False):
+    """A readTime for a night: the server's now, from a one-document query (whole minutes are
+    what point-in-time recovery and an export's snapshotTime take: the minute before it)."""
+    query = Query(firestore, collection, page_size=1)
+    next(query.pages())
+    if whole_minute:
+        return format_time(parse_time(query.read_time) // 60_000_000_000 * 60_000_000_000)
+    return query.read_time
+
+
+def count(firestore, collection, read_time, low, high, workers, say):
+    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore
+    cannot finish it within its deadline (DEADLINE_EXCEEDED), the COUNTs of its children, cut
+    finer as needed; their sum is the range's count, so the proof holds at any size."""
+    try:
+        return [(low, high, Query(firestore, collection, read_time=read_time, low=low, high=high).count())]
+    except Refused as refused:
+        if refused.reason != "DEADLINE_EXCEEDED":
+            raise
+    children = ranges.split(low, high)
+    if not children:
+        raise Failure(UNAVAILABLE, f"Firestore cannot COUNT {ranges.describe(low, high)} within its deadline, "
+                                   "and the range cannot be cut finer")
+    say(f"rest: the COUNT of {ranges.describe(low, high)} did not finish within Firestore's deadline: "
+        f"counting its {len(children)} parts")
+    parts = parallel.each(lambda r: count(firestore, collection, read_time, *r, workers, say), children, workers)
+    return [part for counted in parts for part in counted]

@@ -48,3 +48,35 @@ def plan(settings, previous, damage, now_ns, collection="rating_events"):
     return Plan("incremental", f"building on the night read at {previous['read_time']}; a full read is due "
                                f"{settings.firestore_full_every - days:.1f} days from now",
                 watermark=read_ns - settings.firestore_margin * 10**9)
+
+
+# Firestore serves a read at a readTime this long after it (firestore.proto: RunQueryRequest's
+# read_time is within the past hour, or whole minutes within 7 days with point-in-time recovery).
+READ_TIME_LIFE = 3600
+PITR_LIFE = 7 * 86400
+MOST_STREAMS = 64
+
+
+def full_read_fits(documents, rate, streams, life, deadline):
+    """None when a full read of `documents` at `rate` documents a second per stream (the last
+    full read's) over `streams` ends within readTime's life and the fetch's deadline, with a
+    tenth to spare; else why not, with the numbers and what would make it fit. No rate known
+    (no full read yet): None, and an expired readTime is then a clear failure."""
+    if not rate or documents <= 0:
+        return None
+    limit = 0.9 * min(life, deadline)
+    seconds = documents / (rate * streams)
+    if seconds <= limit:
+        return None
+    needed = -(-documents // int(rate * limit)) if rate * limit >= 1 else MOST_STREAMS + 1
+    bound = "the fetch's deadline (RANKINGS_FIRESTORE_DEADLINE_SECONDS)" if deadline < life else \
+        "Firestore's life of a readTime"
+    fixes = [f"RANKINGS_FIRESTORE_STREAMS={needed}"] if needed <= MOST_STREAMS else []
+    if deadline < life:
+        fixes.append(f"RANKINGS_FIRESTORE_DEADLINE_SECONDS={int(seconds / 0.9) + 1} (and RANKINGS_FETCH_TIMEOUT_SECONDS above it)")
+    if life <= deadline and life < PITR_LIFE:
+        fixes.append("RANKINGS_FIRESTORE_PITR=yes (point-in-time recovery on: 7 days)")
+    fixes.append("RANKINGS_FIRESTORE_FETCH=export")
+    return (f"a full read of {documents} documents at {rate:.0f} documents a second per stream (the last full "
+            f"read's) over {streams} streams takes about {seconds / 60:.0f} min, past {bound} of "
+            f"{min(life, deadline) / 60:.0f} min; set " + ", or ".join(fixes))

@@ -136,10 +136,11 @@ class Transport:
             return self.timeout
         return min(self.timeout, self.deadline - time.monotonic())
 
-    def call(self, method, url, body=None):
+    def call(self, method, url, body=None, final=()):
         """One call's JSON answer. Only calls that give the same answer when repeated are made (a
         page at a fixed readTime and cursor, a whole-document PATCH), so a retry can neither
-        duplicate nor drop anything."""
+        duplicate nor drop anything. `final`: Firestore status words (DEADLINE_EXCEEDED for a
+        COUNT) that are Refused at once, whatever the HTTP status."""
         data = None if body is None else json.dumps(body).encode()
         last, attempt = "", 0
         for attempt in range(1, self.attempts + 1):
@@ -154,7 +155,7 @@ class Transport:
                 if status >= 400:
                     message, reason = summary(text.decode("utf-8", "replace"))
                     last = f"{method} {url}: HTTP {status}: {message}"
-                    if status != 429 and status < 500:
+                    if (status != 429 and status < 500) or reason in final:
                         raise Refused(last, status, reason)
                     wait = _retry_after(answer_headers)
                 else:
