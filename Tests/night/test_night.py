@@ -22,6 +22,7 @@ STEP = r"""#!/bin/sh
 name=$(basename "$0")
 dir=$(dirname "$0")
 printf '%s %s %s\n' "$name" "$(readlink /proc/self/ns/net)" "$*" >>"$dir/calls"
+env | grep '^RANKINGS_' | sort >"$dir/env.$name"
 outcome=0
 if [ -s "$dir/plan.$name" ]; then outcome=$(head -n 1 "$dir/plan.$name"); sed -i 1d "$dir/plan.$name"; fi
 echo "$name: said something"
@@ -225,6 +226,16 @@ class Night(harness.Case):
         self.expect_exit(self.night(), 73, "cannot append to RANKINGS_LOG_FILE")
         with open(victim) as f:
             self.expect("untouched", f.read(), "mine\n")
+
+    def test_the_steps_get_the_settings_read_and_no_other_rankings_variable(self):
+        self.configure(RANKINGS_FIRESTORE_PROJECT="jokes")
+        environ = dict(os.environ, RANKINGS_INCLUDE="/etc/x", RANKINGS_FIRESTORE_PROJECT="other", RANKINGS_CPU="portable")
+        self.expect_exit(harness.run([NIGHT, "run", "--config", self.config], env=environ), 0)
+        with open(os.path.join(self.bin, "env.fetch")) as f:
+            seen = dict(line.rstrip("\n").split("=", 1) for line in f)
+        self.expect("project", seen.get("RANKINGS_FIRESTORE_PROJECT"), "jokes")
+        self.expect("the caller's own", seen.get("RANKINGS_INCLUDE"), None)
+        self.expect("rankings's own variable", seen.get("RANKINGS_CPU"), "portable")
 
     def test_flags_by_hand_go_after_the_configurations(self):
         self.configure()

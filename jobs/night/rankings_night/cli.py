@@ -178,16 +178,20 @@ def main(argv, environ=None):
         if command == "plan":
             print(show_plan(settings))
             return 0
-        for name in setting.TABLE:
-            value = getattr(settings, setting.attribute(name))
-            shown = " ".join(value) if isinstance(value, list) else "" if value is None else value
-            print(f"{name}={shown}" + (f"    # {settings.where[name]}" if name in settings.where else ""))
+        for name, row in setting.TABLE.items():
+            text = settings.given.get(name) or row.default
+            quoted = f'"{text}"' if " " in text or "(" in text else text
+            print(f"{name}={quoted}" + (f"    # {settings.where[name]}" if name in settings.where else "    # default"))
         return 0
     except Failure as failure:
         print(f"rankings-night: {'error: ' if failure.status != CONFIG else ''}{failure}", file=sys.stderr, flush=True)
         return failure.status
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # noqa: BLE001 (a bug: one line, the status the docs give bugs)
+        print(f"rankings-night: error: unexpected {type(error).__name__}: {error} (a bug in rankings-night)",
+              file=sys.stderr, flush=True)
+        return 70
 
 
 def rankings_cron(argv, environ=None):

@@ -73,7 +73,7 @@ def managed_export(settings, firestore, folder, night, snapshot_time, ends, say)
     bucket = settings.firestore_bucket
     if not bucket:
         raise Failure(CONFIG, "RANKINGS_FIRESTORE_FETCH=export needs RANKINGS_FIRESTORE_BUCKET")
-    bucket = bucket.rstrip("/") if bucket.startswith(("gs://", "/")) else "gs://" + bucket.rstrip("/")
+    bucket = bucket.rstrip("/") if bucket.startswith("gs://") else "gs://" + bucket.rstrip("/")
     deadline = min(time.monotonic() + SECONDS, ends or float("inf"))
     prefix = f"{bucket}/{night}"
     operation = firestore.call("POST", ":exportDocuments", {"collectionIds": [COLLECTION], "outputUriPrefix": prefix,
@@ -93,9 +93,10 @@ def managed_export(settings, firestore, folder, night, snapshot_time, ends, say)
     if "error" in operation:
         error = operation["error"]
         raise Failure(UNAVAILABLE, f"export {name} failed: {error.get('message', error) if isinstance(error, dict) else error}")
-    if prefix.startswith("/"):
-        # A bucket mounted here (gcsfuse): copied as it is.
-        shutil.copytree(prefix, folder, dirs_exist_ok=True)
+    mount = settings.firestore_bucket_mount
+    if mount:
+        # The bucket mounted here (Cloud Storage FUSE; a Cloud Run job's volume): copied as it is.
+        shutil.copytree(os.path.join(mount, prefix.split("/", 3)[3]), folder, dirs_exist_ok=True)
     else:
         copy_from_bucket(firestore, prefix, folder, deadline)
     say(f"export: copied {prefix} into {folder}")

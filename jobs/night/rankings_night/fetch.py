@@ -14,7 +14,7 @@ from .firestore import Firestore, Query, count, now
 from .folders import Run
 from .log import one_line
 from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time, sorted_lines
-from .statuses import CONFIG, DATA, UNAVAILABLE, Failure
+from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure
 from .stream import Broken
 from .transport import Refused
 
@@ -338,3 +338,6 @@ def main(argv, environ):
     except Failure as failure:
         say(f"error: {failure}")
         return failure.status
+    except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
+        say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
+        return SOFTWARE

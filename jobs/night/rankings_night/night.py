@@ -53,7 +53,7 @@ class Night:
         return boards
 
     def steps(self, exports):
-        s, computed_at = self.settings, utc(self.started)
+        s, computed_at = self.settings, "COMPUTED_AT"
         steps = []
         if s.fetch:
             steps.append(Step("fetch", [s.fetch], s.fetch_timeout_seconds))
@@ -68,9 +68,11 @@ class Night:
         return steps
 
     def child_environment(self):
-        """The settings as the steps' environment: the file's settings, never the caller's."""
-        from .settings import TABLE
-        environ = {k: v for k, v in self.environ.items() if k not in TABLE}
+        """The settings as the steps' environment: the ones read, never other RANKINGS_* variables
+        of the caller's (but `rankings`'s own, RANKINGS_CPU and RANKINGS_INFLATE)."""
+        from .settings import PASSED
+        environ = {k: v for k, v in self.environ.items()
+                   if not (k.startswith("RANKINGS_") or k == "FIRESTORE_EMULATOR_HOST") or k in PASSED}
         environ.update(self.settings.environment())
         return environ
 
@@ -95,9 +97,12 @@ class Night:
             for step in self.steps(exports):
                 steps.append(step)
                 if step.name == "aggregate":
-                    # Both boards from one snapshot, whatever a later fetch does to `current`.
-                    resolved = os.path.realpath(exports)
-                    step.commands = [c[:-1] + [resolved] for c in step.commands]
+                    # Both boards from one snapshot, whatever a later fetch does to `current`, and
+                    # one computed_at: the step's start, after the fetch, so that a window the fetch
+                    # read (RANKINGS_FIRESTORE_SINCE=-30d) holds all that --since -30d counts.
+                    resolved, computed_at = os.path.realpath(exports), utc(time.time())
+                    step.commands = [[computed_at if w == "COMPUTED_AT" else w for w in c[:-1]] + [resolved]
+                                     for c in step.commands]
                 self.run_step(step)
                 if step.status != 0:
                     break

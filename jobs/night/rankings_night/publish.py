@@ -12,7 +12,7 @@ from . import auth, settings as setting
 from .firestore import Firestore
 from .log import one_line
 from .snapshot import parse_time
-from .statuses import CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure
+from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure
 
 PROGRAM = "rankings-publish-firestore"
 WEEK = re.compile(r"[0-9]{4}-W[0-9]{2}")
@@ -117,3 +117,6 @@ def main(argv, environ):
     except Failure as failure:
         say(f"error: {failure}")
         return failure.status
+    except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
+        say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
+        return SOFTWARE
