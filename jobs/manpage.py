@@ -31,7 +31,9 @@ import os
 import re
 import sys
 
-NAME = "rankings \\- turn the jokes app's rating-event exports into its leaderboard document"
+# rankings-night(1) is a link to this page (as 0.3's rankings-cron(1) still is): named here, `whatis
+# rankings-night` finds it.
+NAME = "rankings, rankings\\-night \\- turn the jokes app's rating-event exports into its leaderboard document, and run the night around it"
 # In order; False: a page another part of the project writes, included when it exists.
 PAGES = [
     ("aggregate.md", True),
@@ -51,7 +53,8 @@ PAGES = [
 RENAMED = {"Exit status": "EXIT STATUS"}
 SYNOPSIS_HEADING = "Commands"
 FILES_HEADING = "What the package installs"
-SEE_ALSO = "systemctl(1), systemd.timer(5), systemd.exec(5), crontab(5), systemd\\-sysusers(8)"
+SEE_ALSO = ("systemctl(1), journalctl(1), systemd.service(5), systemd.timer(5), systemd.exec(5), cron(8), "
+            "crontab(5), systemd\\-sysusers(8)")
 SOURCE_ONLY, END_SOURCE_ONLY = "<!-- source-only -->", "<!-- /source-only -->"
 # What a reader of the installed package does not have.
 FORBIDDEN = ["BENCHMARKS.md", "sample-data/", "Tests/", "jobs/", "bench/", "/usr/local", "README.md", ".build", "swift test"]

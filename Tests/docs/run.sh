@@ -69,20 +69,25 @@ for number, line in enumerate(sys.stdin.read().split("\n"), 1):
     if len(line) > 80:
         print(f"{number}: {len(line)}: {line.strip()[:60]}")')" ""
 
-# docs/configuration.md's table of settings is every name the cron wrapper accepts, no more and
-# no fewer (the wrapper refuses an unknown name with 78, so a missing row hides a setting).
-accepted=$(bash -c '
-    eval "$(grep -E "^readonly (firestore_settings|settings|overlay_settings)=" cron/rankings-cron)"
-    printf "%s\n" $settings $overlay_settings' | sort)
+# docs/configuration.md's table of settings is every name rankings-night reads (settings.py's TABLE),
+# no more and no fewer: an unknown name is refused with 78, so a missing row hides a setting.
+# (Tests/night/test_settings.py holds the same two together; this keeps the check with the docs'.)
+accepted=$(python3 -c 'import sys; sys.path.insert(0, "jobs/night")
+from rankings_night.settings import TABLE
+print("\n".join(TABLE))' | sort)
 documented=$(awk '/^## Settings$/ { on = 1; next } on && /^#/ { exit } on' docs/configuration.md |
     sed -n 's/^| `\([A-Z_]*\)` |.*/\1/p' | sort)
-check "docs/configuration.md lists exactly the settings the wrapper accepts" \
-    same "accepted names missing from the table, and names the wrapper refuses" \
+check "docs/configuration.md lists exactly the settings rankings-night reads" \
+    same "names the night reads missing from the table, and names it does not read" \
     "$(comm -3 <(echo "$accepted") <(echo "$documented") | tr '\t' '+')" ""
 
 # Messages and installed files send the operator to these sections of rankings(1).
-for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer"; do
+for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer" "The night"; do
     check "the page has the section \"$section\" that messages name" grep -qx ".SS $section" "$work/rankings.1"
+done
+# ...and to pages, whose titles are the page's sections (settings.py's 78, the Firestore steps' --help).
+for page in "The configuration file" "Firestore: fetch and publish"; do
+    check "the page has the section \"$page\" that messages name" grep -qx ".SH ${page^^}" "$work/rankings.1"
 done
 check "the page has the section \"The guard against shrinking\" that --help names" \
     grep -q '^\.SS The guard against shrinking' "$work/rankings.1"
