@@ -21,12 +21,16 @@ NIGHT = os.path.join(harness.NIGHT, "rankings-night")
 STEP = r"""#!/bin/sh
 name=$(basename "$0")
 dir=$(dirname "$0")
+trap 'echo "stopped $name" >>"$dir/calls"; exit 143' TERM
 printf '%s %s %s\n' "$name" "$(readlink /proc/self/ns/net)" "$*" >>"$dir/calls"
 env | grep '^RANKINGS_' | sort >"$dir/env.$name"
 outcome=0
 if [ -s "$dir/plan.$name" ]; then outcome=$(head -n 1 "$dir/plan.$name"); sed -i 1d "$dir/plan.$name"; fi
 echo "$name: said something"
-if [ "$outcome" = sleep ]; then trap 'echo "stopped $name" >>"$dir/calls"; exit 143' TERM; sleep 600 & wait; fi
+if [ "$outcome" = sleep ]; then
+    echo "sleeping $name" >>"$dir/calls"
+    sleep 600 & wait
+fi
 if [ "$outcome" != 0 ]; then echo "$name: error: failing with $outcome"; exit "$outcome"; fi
 while [ $# -gt 0 ]; do [ "$1" = --output ] && printf '{"fake":true}\n' >"$2"; shift; done
 exit 0
@@ -144,7 +148,7 @@ class Night(harness.Case):
         self.expect_exit(done, 69, "fetch: failed with status 124 (stopped at its limit) (at its limit of 1s) on try 2")
         self.expect("tries, each stopped with TERM", [c[:2] for c in self.calls() if c[0] == "stopped"],
                     [["stopped", "fetch"]] * 2)
-        self.expect("nothing after it", {c[0] for c in self.calls()}, {"fetch", "stopped"})
+        self.expect("nothing after it", {c[0] for c in self.calls()}, {"fetch", "sleeping", "stopped"})
 
     def test_a_failed_night_carries_the_last_success_over(self):
         self.configure()
@@ -196,8 +200,8 @@ class Night(harness.Case):
         self.plan("fetch", "sleep")
         import subprocess
         night = subprocess.Popen([NIGHT, "run", "--config", self.config], stderr=subprocess.PIPE, text=True)
-        for _ in range(200):
-            if self.calls():
+        for _ in range(600):
+            if any(c[0] == "sleeping" for c in self.calls()):
                 break
             time.sleep(0.05)
         night.send_signal(signal.SIGTERM)

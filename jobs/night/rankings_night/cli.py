@@ -101,6 +101,9 @@ def timer_enabled():
 
 def run_night(settings, scheduler, flags, environ):
     settings.require("RANKINGS_EXPORTS", "RANKINGS_OUTPUT")
+    if history.fetch_directory(settings) or any(os.path.basename(w) == "rankings-publish-firestore"
+                                                for w in settings.publish or []):
+        settings.require("RANKINGS_FIRESTORE_PROJECT")     # before anything runs, not at the fetch
     try:
         log = Log(form=settings.log_format, path=settings.log_file,
                   syslog_ident="rankings" if scheduler == "cron" and not settings.log_file else None)
@@ -184,7 +187,8 @@ def main(argv, environ=None):
             print(f"{name}={quoted}" + (f"    # {settings.where[name]}" if name in settings.where else "    # default"))
         return 0
     except Failure as failure:
-        print(f"rankings-night: {'error: ' if failure.status != CONFIG else ''}{failure}", file=sys.stderr, flush=True)
+        message = f"{'error: ' if failure.status != CONFIG else ''}{failure}"
+        Log(form=refusal_form(argv, environ)).error(message, status=failure.status)
         return failure.status
     except KeyboardInterrupt:
         return 130
@@ -192,6 +196,17 @@ def main(argv, environ=None):
         print(f"rankings-night: error: unexpected {type(error).__name__}: {error} (a bug in rankings-night)",
               file=sys.stderr, flush=True)
         return 70
+
+
+def refusal_form(argv, environ):
+    """A container's refusal is a line of its log like the others: JSON where the night's lines
+    would be (read from the variables as given: the setting refused may be RANKINGS_LOG_FORMAT)."""
+    if "--environment" not in argv:
+        return "plain"
+    given = environ.get("RANKINGS_LOG_FORMAT")
+    if given in ("plain", "json"):
+        return given
+    return "json" if on_a_platform(environ) else "plain"
 
 
 def rankings_cron(argv, environ=None):

@@ -192,10 +192,16 @@ def unknown(name, where):
     return Failure(CONFIG, f"{where}: unknown setting {name}" + (f" (did you mean {near[0]}?)" if near else ""))
 
 
+# Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT... for a Service named rankings.
+SERVICE_LINK = re.compile(r"RANKINGS_(SERVICE_(HOST|PORT)|PORT)(_.*)?")
+
+
 def from_environment(environ):
     """Every RANKINGS_* variable of environ (and FIRESTORE_EMULATOR_HOST), checked."""
     given, where = {}, {}
     for name, text in environ.items():
+        if SERVICE_LINK.fullmatch(name):
+            continue
         if (name.startswith("RANKINGS_") and name not in PASSED) or name == "FIRESTORE_EMULATOR_HOST":
             if name not in TABLE:
                 raise unknown(name, "environment")
