@@ -102,9 +102,18 @@ class Fetch:
         if cuts is not None:
             parts = parallel.each(lambda r: self.count(read_time, *r), cuts, streams)
             return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
-        cuts = ranges.split(None, None) if len(counted) == 1 else [(low, high) for low, high, _ in counted]
-        parts = parallel.each(lambda r: self.count(read_time, *r), cuts, streams)
-        finest = [part for counted in parts for part in counted]
+        finest = counted if len(counted) > 1 else [(None, None, total)]
+        # Ids sharing a long prefix (a counter's zeros) put most documents in one range: cut such
+        # a range finer, a character a round, until no range holds much more than its share.
+        for _ in range(ranges.DEEPEST):
+            big = [r for r in finest if r[2] > 1.5 * total / streams and ranges.split(r[0], r[1])]
+            if not big:
+                break
+            children = {r: ranges.split(r[0], r[1]) for r in big}
+            flat = [child for r in big for child in children[r]]
+            counts = iter(parallel.each(lambda c: self.count(read_time, *c), flat, streams))
+            finer = {r: [c for _ in children[r] for c in next(counts)] for r in big}
+            finest = [c for r in finest for c in finer.get(r, [r])]
         return ranges.group([(low, high) for low, high, _ in finest], [c for _, _, c in finest], streams)
 
     def read_range(self, read_time, number, part):

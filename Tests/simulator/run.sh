@@ -1,0 +1,37 @@
+#!/bin/bash
+# The Firestore simulator's suites: test_limits.py (the simulator alone: production's limits as
+# configured, what it served, exports, ten million votes, the command; a few seconds),
+# test_agreement.py (the simulator against Google's Firestore emulator, which the test starts,
+# seeds over its REST API and stops; about a minute, most of it the emulator's start), and
+# test_fetch.py (the night's fetch under the limits, scaled: readTime's life, the deadline,
+# COUNT's deadline, 429 bursts, parallel ranges; under a minute). Python's standard library
+# only; they read boards with `rankings aggregate`.
+#
+#   Tests/simulator/run.sh [RANKINGS]     default: .build/debug/rankings
+#
+# Needs `gcloud` with the Firestore emulator component and Java; fails when they are missing.
+# Prints one line a test and `N passed, M failed` per file; exits non-zero when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+rankings=${1:-.build/debug/rankings}
+if [[ ! -x $rankings ]]; then
+    echo "Tests/simulator/run.sh: no rankings executable at $rankings (run swift build first)" >&2
+    exit 2
+fi
+for tool in gcloud java; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "Tests/simulator/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
+        exit 2
+    fi
+done
+export SIMULATOR_RANKINGS RANKINGS
+SIMULATOR_RANKINGS=$(realpath -- "$rankings")
+RANKINGS=$SIMULATOR_RANKINGS
+
+status=0
+for suite in test_limits.py test_agreement.py test_fetch.py; do
+    echo "# $suite"
+    python3 -B "Tests/simulator/$suite" || status=1
+done
+exit "$status"
