@@ -28,7 +28,7 @@ import emulator as emu  # noqa: E402
 
 PROJECT = "demo-rankings-bench"
 UTC = datetime.timezone.utc
-hooks = os.path.join(root, "jobs", "firestore")
+hooks = os.path.join(root, "jobs", "night")
 
 
 def timed(argv, env):

@@ -106,7 +106,7 @@ class Fetch:
         # Ids sharing a long prefix (a counter's zeros) put most documents in one range: cut such
         # a range finer, a character a round, until no range holds much more than its share.
         for _ in range(ranges.DEEPEST):
-            big = [r for r in finest if r[2] > 1.5 * total / streams and ranges.split(r[0], r[1])]
+            big = [r for r in finest if r[2] > total / streams / 2 and ranges.split(r[0], r[1])]
             if not big:
                 break
             children = {r: ranges.split(r[0], r[1]) for r in big}

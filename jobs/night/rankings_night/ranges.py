@@ -23,17 +23,18 @@ def split(low, high):
 
 
 def group(ranges, counts, streams):
-    """Contiguous runs of the counted ranges joined into at most `streams` ranges of about equal
-    counts: [(low, high, count)]."""
-    total = sum(counts)
-    target = max(total / streams, 1)
-    out, start, held = [], 0, 0
-    for i, count in enumerate(counts):
+    """The counted ranges, in order, joined into at most `streams` runs of about equal counts,
+    cut at the edges nearest each k/streams of the total: [(low, high, count)]."""
+    total, edges, held = sum(counts), [], 0
+    for count in counts[:-1]:
         held += count
-        left = len(counts) - i - 1
-        if (held >= target and len(out) < streams - 1 and left) or not left:
-            out.append((ranges[start][0], ranges[i][1], held))
-            start, held = i + 1, 0
+        edges.append(held)
+    cuts = sorted({min(range(len(edges)), key=lambda i: abs(edges[i] - total * k / streams))
+                   for k in range(1, streams)} if edges else set())
+    out, start = [], 0
+    for cut in cuts + [len(counts) - 1]:
+        out.append((ranges[start][0], ranges[cut][1], sum(counts[start:cut + 1])))
+        start = cut + 1
     return out
 
 
