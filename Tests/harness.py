@@ -86,6 +86,10 @@ class _Result(unittest.TextTestResult):
         super().addError(test, err)
         self._failed(test, err)
 
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        print(f"skip {test.id().split('.', 1)[-1]}: {reason}", flush=True)
+
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
@@ -99,6 +103,7 @@ def main(module="__main__"):
     suite = loader.loadTestsFromNames(names, sys.modules[module]) if names else \
         loader.loadTestsFromModule(sys.modules[module])
     result = unittest.TextTestRunner(stream=open(os.devnull, "w"), resultclass=_Result, verbosity=0).run(suite)
-    failed = len(result.failures) + len(result.errors)
-    print(f"{result.testsRun - failed} passed, {failed} failed ({time.monotonic() - started:.1f}s)")
+    failed, skipped = len(result.failures) + len(result.errors), len(result.skipped)
+    print(f"{result.testsRun - failed - skipped} passed, {failed} failed"
+          + (f", {skipped} skipped" if skipped else "") + f" ({time.monotonic() - started:.1f}s)")
     sys.exit(1 if failed else 0)

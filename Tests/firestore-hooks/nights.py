@@ -1,18 +1,15 @@
-"""The night folders of rankings-fetch-firestore, without the emulator: who may fetch into DIR,
-one fetch at a time, current checked first, a stopped or killed run leaving nothing the next
-one trips on, the deadline, clean-up that never fails a night and touches only this hook's
-folders, unique night names, and a full disk.
+"""The night folders of rankings-fetch-firestore, without Firestore: who may fetch into DIR, one
+fetch at a time, current checked first, a stopped or killed run leaving nothing the next one trips
+on, the deadline, clean-up that never fails a night and touches only the fetch's own folders,
+unique night names, and a full disk.
 
-    python3 Tests/firestore-hooks/nights.py [HOOKS]     default: jobs/firestore
+    python3 Tests/firestore-hooks/nights.py       (run.sh runs it; as root for every check)
 
 Two kinds of check: the shipped hook run as a process (Firestore stood in for by a closed port,
 which refuses at once, or a socket that accepts and never answers, as a stopped server does), and
-the module rankings_nights.py driven in a process of its own with a fetch written here (the
-successful nights, which need no Firestore to reach clean-up). Run as root: the checks need
-another user (nobody) and a small tmpfs for the full disk.
-
-Prints `ok`/`FAIL` per check, then `N passed, M failed`; exits 1 on any failure.
-"""
+the hook's own run() in a process of its own with its Firestore read replaced by a stand-in that
+writes the snapshot (`nights.py --drive DIR PLAN`), so that successful nights reach the commit and
+the clean-up. Checks that need another user (nobody) or a small tmpfs skip unless run as root."""
 import fcntl
 import json
 import os
@@ -25,85 +22,61 @@ import sys
 import tempfile
 import time
 
-HOOKS = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--drive" else
-                        (sys.argv[1] if len(sys.argv) > 1 else
-                         os.path.join(os.path.dirname(__file__), "..", "..", "jobs", "firestore")))
-HOOK = os.path.join(HOOKS, "rankings-fetch-firestore")
-NOBODY = pwd.getpwnam("nobody")
-passed = failed = 0
+HERE = os.path.dirname(os.path.abspath(__file__))
+NIGHT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "jobs", "night")
+HOOK = os.path.join(NIGHT, "rankings-fetch-firestore")
+FIRST = "20261101T050000Z"
 
 
-# --- driving the module with a fetch of our own ---------------------------------------------
-
-def drive(hooks, directory, plan):
-    """In a process of its own (run as `nights.py --drive HOOKS DIR PLAN`): one run of
-    rankings_nights.Run whose fetch does what PLAN (JSON) says; prints the status as the hook
-    would exit with it."""
-    sys.path.insert(0, hooks)
+def drive(directory, plan):
+    """rankings-fetch-firestore's main() on DIR, its Firestore read a stand-in doing what PLAN
+    (JSON) says; prints the status the hook exits with."""
+    sys.path.insert(0, NIGHT)
     sys.dont_write_bytecode = True
-    import rankings_firestore as fs
-    import rankings_nights as nights
+    import types
+    from rankings_night import fetch
     plan = json.loads(plan)
-    environ = dict(plan.get("environ", {}))
-    try:
-        with nights.Run("rankings-fetch-firestore", directory, environ) as night:
-            night.start()
-            with open(os.path.join(night.folder, "rating_events.ndjson"), "w") as out:
-                out.write(plan.get("content", "{}\n"))
+
+    class StandIn:
+        def __init__(self, settings, folder, previous_folder, previous):
+            self.folder = folder
+            self.firestore = types.SimpleNamespace(transport=types.SimpleNamespace(deadline=None))
+            self.record = {"method": "rest", "mode": "full", "project": settings.firestore_project,
+                          "database": settings.firestore_database, "collection": "rating_events",
+                          "documents_read": 1, "snapshot_documents": 1, "drift_documents": 0}
+
+        def run(self, _plan):
+            with open(os.path.join(self.folder, "rating_events.ndjson"), "w") as out:
+                out.write("{}\n")
             if plan.get("fill"):
-                # Files until the file system has no inode left: the commit's link then cannot be made.
+                # Files until the file system has no inode left, then one freed: the record takes
+                # it, and linking the new current finds none.
                 number = 0
                 try:
                     while True:
-                        open(os.path.join(night.folder, f"f{number}"), "w").close()
+                        open(os.path.join(self.folder, f"f{number}"), "w").close()
                         number += 1
                 except OSError:
-                    pass
-            night.record = {"mode": "full", "documents_read": 1, "snapshot_documents": 1, "drift_documents": 0}
-            night.commit(int(plan.get("keep", 7)))
-        status = 0
-    except fs.Failure as failure:
-        fs.say("rankings-fetch-firestore", f"error: {failure}")
-        status = failure.status
-    print(status)
+                    os.unlink(os.path.join(self.folder, f"f{number - 1}"))
+            return self.record
+
+    fetch.Fetch = StandIn
+    environ = dict({"RANKINGS_FIRESTORE_PROJECT": "demo-nights"}, **plan.get("environ", {}))
+    print(fetch.main([directory], environ))
 
 
-def run_driven(directory, plan, user=None):
-    command = [sys.executable, os.path.abspath(__file__), "--drive", HOOKS, directory, json.dumps(plan)]
-    if user:
-        command = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--"] + command
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
-    if done.returncode != 0:
-        raise AssertionError(f"the driver failed ({done.returncode}): {done.stderr.strip()[-600:]}")
-    return int(done.stdout.strip().splitlines()[-1]), done.stderr
+if __name__ == "__main__" and sys.argv[1:2] == ["--drive"]:
+    drive(sys.argv[2], sys.argv[3])
+    sys.exit(0)
+
+sys.path.insert(0, os.path.dirname(HERE))
+import harness  # noqa: E402
+
+NOBODY = pwd.getpwnam("nobody")
 
 
-# --- helpers ---------------------------------------------------------------------------------
-
-def check(name, function):
-    global passed, failed
-    work = tempfile.mkdtemp(prefix="rankings-nights.")
-    os.chmod(work, 0o755)
-    try:
-        function(work)
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    except Exception as problem:  # noqa: BLE001 (any failure is this check's)
-        failed += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-    finally:
-        subprocess.run(["chattr", "-R", "-i", work], stderr=subprocess.DEVNULL, check=False)
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def expect(what, actual, expected):
-    if actual != expected:
-        raise AssertionError(f"{what}: got {actual!r}, expected {expected!r}")
-
-
-def expect_in(what, needle, haystack):
-    if needle not in haystack:
-        raise AssertionError(f"{what}: {needle!r} not in {haystack!r}")
+def as_user(user, command):
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--"] + command
 
 
 def closed_port():
@@ -113,55 +86,12 @@ def closed_port():
         return probe.getsockname()[1]
 
 
-def hook_env(port, **settings):
-    return dict(os.environ, RANKINGS_FIRESTORE_PROJECT="demo-nights", FIRESTORE_EMULATOR_HOST=f"127.0.0.1:{port}",
-                RANKINGS_FIRESTORE_ATTEMPTS="1", RANKINGS_FIRESTORE_BACKOFF_SECONDS="0.1", **settings)
-
-
-def run_hook(directory, port, user=None, **settings):
-    command = [HOOK, directory]
-    if user:
-        command = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--"] + command
-    return subprocess.run(command, env=hook_env(port, **settings), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
-
-
-def listing(directory):
-    """Every entry of DIR with what it is: the bytes of a link, a folder's entries, a file's bytes."""
-    found = {}
-    for name in sorted(os.listdir(directory)):
-        path = os.path.join(directory, name)
-        if os.path.islink(path):
-            found[name] = ("link", os.readlink(path))
-        elif os.path.isdir(path):
-            found[name] = ("folder", sorted(os.listdir(path)))
-        else:
-            with open(path, "rb") as data:
-                found[name] = ("file", data.read())
-    return found
-
-
-def seed(directory, nights_, current):
-    """Nights made as a successful run leaves them, and current pointing at one."""
-    os.makedirs(directory, exist_ok=True)
-    for name in nights_:
-        os.mkdir(os.path.join(directory, name))
-        with open(os.path.join(directory, name, "rating_events.ndjson"), "w") as out:
-            out.write(f"{name}\n")
-    if current:
-        os.symlink(current, os.path.join(directory, "current"))
-
-
-def metric(metrics_dir, name):
-    with open(os.path.join(metrics_dir, "rankings-fetch.prom")) as text:
-        for line in text:
-            if line.split(" ")[0] == name:
-                return line.split()[1]
-    return None
-
-
-def partials(directory):
-    return [n for n in os.listdir(directory) if n.startswith(".partial-")]
+def environment(port, **settings):
+    """Exactly these settings (none of the caller's RANKINGS_* variables), one try a call."""
+    env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
+    env.update(RANKINGS_FIRESTORE_PROJECT="demo-nights", FIRESTORE_EMULATOR_HOST=f"127.0.0.1:{port}",
+               RANKINGS_FIRESTORE_ATTEMPTS="1", RANKINGS_FIRESTORE_BACKOFF_SECONDS="0.1", **settings)
+    return env
 
 
 class Silent:
@@ -179,6 +109,26 @@ class Silent:
         self.socket.close()
 
 
+def seed(directory, nights, current):
+    """Nights as an earlier run left them, and current pointing at one."""
+    os.makedirs(directory, exist_ok=True)
+    for name in nights:
+        os.mkdir(os.path.join(directory, name))
+        with open(os.path.join(directory, name, "rating_events.ndjson"), "w") as out:
+            out.write(f"{name}\n")
+    if current:
+        os.symlink(current, os.path.join(directory, "current"))
+
+
+def partials(directory):
+    return [n for n in os.listdir(directory) if n.startswith(".partial-")]
+
+
+def metric(folder, name):
+    with open(os.path.join(folder, "rankings-fetch.prom")) as text:
+        return next((line.split()[1] for line in text if line.split(" ")[0] == name), None)
+
+
 def wait_for(condition, seconds=60):
     """A bound, not a timing assertion: polls until condition() holds."""
     end = time.monotonic() + seconds
@@ -186,222 +136,188 @@ def wait_for(condition, seconds=60):
         if condition():
             return
         time.sleep(0.05)
-    raise AssertionError(f"still false after {seconds}s: {condition.__doc__ or condition}")
+    raise AssertionError(f"still false after {seconds}s: {condition}")
 
 
-# --- the hook as a process -------------------------------------------------------------------
+class Folders(harness.Case):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="rankings-nights.")
+        os.chmod(self.work, 0o755)
+        self.directory = os.path.join(self.work, "firestore")
 
-def root_is_refused(work):
-    directory = os.path.join(work, "firestore")
-    seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-    subprocess.run(["chown", "-R", "nobody:nogroup", work], check=True)
-    before = listing(directory)
-    done = run_hook(directory, closed_port())
-    expect("exit status", done.returncode, 64)
-    expect_in("message", f"running as root, but {directory} belongs to nobody", done.stderr)
-    expect_in("message", "sudo -u nobody", done.stderr)
-    expect("DIR", listing(directory), before)
-    # A DIR not there yet counts its parent's owner.
-    done = run_hook(os.path.join(work, "new", "firestore"), closed_port())
-    expect("exit status, new DIR", done.returncode, 64)
-    expect("nothing made", os.path.exists(os.path.join(work, "new")), False)
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
 
+    def needs_root(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root (another user, a tmpfs)")
 
-def a_second_fetch_is_refused_while_one_holds_the_lock(work):
-    directory = os.path.join(work, "firestore")
-    seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-    lock = os.open(os.path.join(directory, ".rankings-fetch.lock"), os.O_RDONLY | os.O_CREAT, 0o644)
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    before = listing(directory)
-    with Silent() as silent:
-        done = run_hook(directory, silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="30")
-    os.close(lock)
-    expect("exit status", done.returncode, 75)
-    expect_in("message", f"another fetch holds {directory}/.rankings-fetch.lock", done.stderr)
-    expect("DIR", listing(directory), before)
+    def hook(self, port, user=None, **settings):
+        command = [HOOK, self.directory]
+        return harness.run(as_user(user, command) if user else command, env=environment(port, **settings))
 
+    def driven(self, plan, user=None):
+        command = [sys.executable, os.path.abspath(__file__), "--drive", self.directory, json.dumps(plan)]
+        done = harness.run(as_user(user, command) if user else command, timeout=60)
+        if done.returncode != 0 or not done.stdout.strip():
+            self.fail(f"the driver failed ({done.returncode}): {done.stderr.strip()[-800:]}")
+        return int(done.stdout.strip().splitlines()[-1]), done.stderr
 
-def current_not_a_link_is_refused_before_fetching(work):
-    directory = os.path.join(work, "firestore")
-    seed(directory, ["20261101T050000Z"], None)
-    os.mkdir(os.path.join(directory, "current"))
-    before = listing(directory)
-    # Firestore never answers: a fetch that started would wait, so refusing at once shows it did not.
-    with Silent() as silent:
-        done = run_hook(directory, silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600")
-    expect("exit status", done.returncode, 73)
-    expect_in("message", f"{directory}/current exists and is not a symbolic link", done.stderr)
-    before[".rankings-fetch.lock"] = ("file", b"")
-    expect("DIR", listing(directory), before)
+    def with_lock(self, before):
+        """DIR as before, and the lock file every run leaves."""
+        return dict(before, **{".rankings-fetch.lock": harness.tree(self.directory).get(".rankings-fetch.lock")})
 
+    def test_root_is_refused_64_naming_the_user_where_another_user_owns_dir_before_anything_is_made(self):
+        self.needs_root()
+        seed(self.directory, [FIRST], FIRST)
+        subprocess.run(["chown", "-R", "nobody:nogroup", self.work], check=True)
+        before = harness.tree(self.directory)
+        done = self.hook(closed_port())
+        self.expect_exit(done, 64, f"running as root, but {self.directory} belongs to nobody")
+        self.expect_in("the advice", "sudo -u nobody", done.stderr)
+        self.expect("DIR", harness.tree(self.directory), before)
+        # A DIR not there yet counts its parent's owner.
+        self.directory = os.path.join(self.work, "new", "firestore")
+        self.expect_exit(self.hook(closed_port()), 64)
+        self.expect("nothing made", os.path.exists(os.path.join(self.work, "new")), False)
 
-def stopped_run_removes_its_partial_folder(work):
-    directory, metrics = os.path.join(work, "firestore"), os.path.join(work, "metrics")
-    os.mkdir(metrics)
-    seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-    before = listing(directory)
-    with Silent() as silent:
-        process = subprocess.Popen([HOOK, directory], env=hook_env(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600",
-                                                                    RANKINGS_METRICS=os.path.join(metrics, "rankings.prom")),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def test_a_second_fetch_is_refused_75_while_another_holds_the_lock_and_dir_stays(self):
+        seed(self.directory, [FIRST], FIRST)
+        lock = os.open(os.path.join(self.directory, ".rankings-fetch.lock"), os.O_RDONLY | os.O_CREAT, 0o644)
         try:
-            wait_for(lambda: partials(directory))
-            process.send_signal(signal.SIGTERM)
-            _, stderr = process.communicate(timeout=60)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            before = harness.tree(self.directory)
+            with Silent() as silent:
+                done = self.hook(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="30")
         finally:
-            process.kill()
-    expect("exit status", process.returncode, 143)
-    expect_in("message", "stopped by SIGTERM", stderr)
-    before[".rankings-fetch.lock"] = ("file", b"")
-    expect("DIR", listing(directory), before)
-    expect("metric", metric(metrics, "rankings_fetch_last_run_exit_status"), "143")
+            os.close(lock)
+        self.expect_exit(done, 75, f"another fetch holds {self.directory}/.rankings-fetch.lock")
+        self.expect("DIR", harness.tree(self.directory), before)
 
+    def test_a_current_that_is_not_a_symbolic_link_is_refused_73_before_anything_is_fetched(self):
+        seed(self.directory, [FIRST], None)
+        os.mkdir(os.path.join(self.directory, "current"))
+        before = harness.tree(self.directory)
+        # Firestore never answers: a fetch that started would wait, so refusing at once shows it did not.
+        with Silent() as silent:
+            done = self.hook(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600")
+        self.expect_exit(done, 73, f"{self.directory}/current exists and is not a symbolic link")
+        self.expect("DIR", harness.tree(self.directory), self.with_lock(before))
 
-def killed_runs_partial_is_removed_by_the_next_run(work):
-    directory = os.path.join(work, "firestore")
-    seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-    before = listing(directory)
-    with Silent() as silent:
-        process = subprocess.Popen([HOOK, directory], env=hook_env(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600"),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def test_sigterm_during_the_fetch_is_143_its_partial_folder_removed_and_the_metric_says_143(self):
+        metrics = os.path.join(self.work, "metrics")
+        os.mkdir(metrics)
+        seed(self.directory, [FIRST], FIRST)
+        before = harness.tree(self.directory)
+        with Silent() as silent:
+            process = subprocess.Popen([HOOK, self.directory], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       env=environment(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600",
+                                                       RANKINGS_METRICS=os.path.join(metrics, "rankings.prom")))
+            try:
+                wait_for(lambda: partials(self.directory))
+                process.send_signal(signal.SIGTERM)
+                _, stderr = process.communicate(timeout=60)
+            finally:
+                process.kill()
+                process.wait()
+        self.expect("exit status", process.returncode, 143)
+        self.expect_in("message", "stopped by SIGTERM", stderr)
+        self.expect("DIR", harness.tree(self.directory), self.with_lock(before))
+        self.expect("metric", metric(metrics, "rankings_fetch_last_run_exit_status"), "143")
+
+    def test_sigkill_leaves_a_partial_folder_the_next_run_removes_even_when_it_fails(self):
+        seed(self.directory, [FIRST], FIRST)
+        before = harness.tree(self.directory)
+        with Silent() as silent:
+            process = subprocess.Popen([HOOK, self.directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=environment(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600"))
+            try:
+                wait_for(lambda: partials(self.directory))
+            finally:
+                process.kill()
+                process.wait()
+        self.expect("partial folders left by SIGKILL", len(partials(self.directory)), 1)
+        # The next run fails too (nothing answers), but only after it removed the dead folder.
+        self.expect_exit(self.hook(closed_port()), 69)
+        self.expect("DIR", harness.tree(self.directory), self.with_lock(before))
+
+    def test_the_deadline_ends_a_fetch_that_hangs_69_without_a_traceback_dir_as_it_was(self):
+        seed(self.directory, [FIRST], FIRST)
+        before = harness.tree(self.directory)
+        with Silent() as silent:
+            done = self.hook(silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600", RANKINGS_FIRESTORE_DEADLINE_SECONDS="1")
+        self.expect_exit(done, 69, "did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS (1 s)")
+        self.expect("a traceback", "Traceback" in done.stderr, False)
+        self.expect("DIR", harness.tree(self.directory), self.with_lock(before))
+
+    def test_prune_leaves_links_files_and_other_users_folders_alone_and_a_stuck_night_is_a_warning_not_a_failure(self):
+        """Old nights go; a symbolic link or a file with a night's name, a night another user
+        (root, running the hook by hand) made, and what a link points at all stay; a night that
+        cannot be removed is a warning and a metric, and the night still succeeds (0)."""
+        self.needs_root()
+        metrics, outside = os.path.join(self.work, "metrics"), os.path.join(self.work, "outside")
+        os.mkdir(metrics)
+        os.mkdir(outside)
+        with open(os.path.join(outside, "keep-me"), "w") as out:
+            out.write("not a night\n")
+        last = "20261103T050000.000001Z"
+        seed(self.directory, [FIRST, "20261102T050000Z", last], last)
+        os.symlink(outside, os.path.join(self.directory, "20261001T050000Z"))
+        with open(os.path.join(self.directory, "20261002T050000Z"), "w") as out:
+            out.write("a file\n")
+        # An old night holding something the job's user cannot delete (root's, in a folder of root's).
+        stuck = os.path.join(self.directory, "20261102T050000Z", "root-made")
+        os.mkdir(stuck)
+        open(os.path.join(stuck, "file"), "w").close()
+        subprocess.run(["chown", "-R", "nobody:nogroup", self.directory, metrics], check=True)
+        subprocess.run(["chown", "-R", "root:root", stuck], check=True)
+        root_night = os.path.join(self.directory, "20261003T050000Z")
+        os.mkdir(root_night)
+        outside_before, root_night_before = harness.tree(outside), harness.tree(root_night)
+        status, stderr = self.driven({"environ": {"RANKINGS_FIRESTORE_KEEP": "2",
+                                                  "RANKINGS_METRICS": os.path.join(metrics, "rankings.prom")}}, NOBODY)
+        self.expect(f"exit status ({stderr.strip()[-600:]})", status, 0)
+        new = os.readlink(os.path.join(self.directory, "current"))
+        self.assertGreater(new, last, "current is not the new night")
+        self.expect("kept", sorted(n for n in os.listdir(self.directory) if n[0].isdigit()),
+                    sorted(["20261001T050000Z", "20261002T050000Z", "20261003T050000Z", "20261102T050000Z", last, new]))
+        self.expect("the link", os.readlink(os.path.join(self.directory, "20261001T050000Z")), outside)
+        with open(os.path.join(self.directory, "20261002T050000Z")) as f:
+            self.expect("the file", f.read(), "a file\n")
+        self.expect("what the link names", harness.tree(outside), outside_before)
+        self.expect("root's night", harness.tree(root_night), root_night_before)
+        self.expect_in("warning", f"cannot remove an old night, {self.directory}/20261102T050000Z", stderr)
+        self.expect_in("warning", f"left alone {self.directory}/20261001T050000Z: not a folder", stderr)
+        self.expect_in("warning", f"left alone {root_night}: it belongs to root, not nobody", stderr)
+        self.expect("rankings_fetch_prune_errors", metric(metrics, "rankings_fetch_prune_errors"), "1")
+        self.expect("rankings_fetch_last_run_exit_status", metric(metrics, "rankings_fetch_last_run_exit_status"), "0")
+
+    def test_three_nights_within_a_second_get_three_names_in_time_order(self):
+        names = []
+        for _ in range(3):
+            status, stderr = self.driven({})
+            self.expect(f"exit status ({stderr.strip()[-600:]})", status, 0)
+            names.append(os.readlink(os.path.join(self.directory, "current")))
+        self.expect("nights", sorted(n for n in os.listdir(self.directory) if n[0].isdigit()), names)
+        self.expect("distinct, in time order", sorted(set(names)), names)
+        for name in names:
+            self.expect(f"{name}'s form", len(name), len("20261124T050000.123456Z"))
+
+    def test_no_space_left_while_switching_current_is_73_with_the_reason_and_dir_as_it_was(self):
+        self.needs_root()
+        os.mkdir(self.directory)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=64", "tmpfs", self.directory], check=True)
         try:
-            wait_for(lambda: partials(directory))
+            seed(self.directory, [FIRST], FIRST)
+            before = harness.tree(self.directory)
+            status, stderr = self.driven({"fill": True})
+            self.expect(f"exit status ({stderr.strip()[-600:]})", status, 73)
+            self.expect_in("message", "No space left on device", stderr)
+            self.expect("a traceback", "Traceback" in stderr, False)
+            self.expect("DIR", harness.tree(self.directory), self.with_lock(before))
         finally:
-            process.kill()
-            process.wait()
-    expect("a partial folder left by SIGKILL", len(partials(directory)), 1)
-    # The next run fails too (nothing answers), but only after it removed the dead folder.
-    done = run_hook(directory, closed_port())
-    expect("next run's exit status", done.returncode, 69)
-    before[".rankings-fetch.lock"] = ("file", b"")
-    expect("DIR", listing(directory), before)
-
-
-def the_deadline_ends_a_run_that_hangs(work):
-    directory = os.path.join(work, "firestore")
-    seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-    before = listing(directory)
-    with Silent() as silent:
-        done = run_hook(directory, silent.port, RANKINGS_FIRESTORE_TIMEOUT_SECONDS="600",
-                        RANKINGS_FIRESTORE_DEADLINE_SECONDS="1")
-    expect("exit status", done.returncode, 69)
-    expect_in("message", "did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS (1 s)", done.stderr)
-    expect("no traceback", "Traceback" in done.stderr, False)
-    before[".rankings-fetch.lock"] = ("file", b"")
-    expect("DIR", listing(directory), before)
-
-
-def a_bad_deadline_is_a_setting_error(work):
-    done = run_hook(os.path.join(work, "firestore"), closed_port(), RANKINGS_FIRESTORE_DEADLINE_SECONDS="soon")
-    expect("exit status", done.returncode, 78)
-    expect_in("message", "RANKINGS_FIRESTORE_DEADLINE_SECONDS must be a number", done.stderr)
-
-
-# --- the module driven with a fetch of our own -----------------------------------------------
-
-def prune_leaves_alone_what_it_did_not_make(work):
-    """Old nights go; a symbolic link or a file with a night's name, a night folder another user
-    (root, running the hook by hand) made, and what a link points at all stay; a night that
-    cannot be removed is a warning and a metric, and the night still succeeds (0)."""
-    directory, metrics, outside = os.path.join(work, "firestore"), os.path.join(work, "metrics"), os.path.join(work, "outside")
-    os.mkdir(metrics)
-    os.mkdir(outside)
-    with open(os.path.join(outside, "keep-me"), "w") as out:
-        out.write("not a night\n")
-    seed(directory, ["20261101T050000Z", "20261102T050000Z", "20261103T050000.000001Z"], "20261103T050000.000001Z")
-    os.symlink(outside, os.path.join(directory, "20261001T050000Z"))
-    with open(os.path.join(directory, "20261002T050000Z"), "w") as out:
-        out.write("a file\n")
-    # An old night with something the job's user cannot delete in it (root's, in a folder of root's).
-    stuck = os.path.join(directory, "20261102T050000Z", "root-made")
-    os.mkdir(stuck)
-    open(os.path.join(stuck, "file"), "w").close()
-    subprocess.run(["chown", "-R", "nobody:nogroup", directory, metrics], check=True)
-    subprocess.run(["chown", "-R", "root:root", stuck], check=True)
-    root_night = os.path.join(directory, "20261003T050000Z")
-    os.mkdir(root_night)
-    outside_before, root_night_before = listing(outside), listing(root_night)
-
-    status, stderr = run_driven(directory, {"keep": 2, "environ": {"RANKINGS_METRICS": os.path.join(metrics, "rankings.prom")}},
-                                user=NOBODY)
-    expect("exit status", status, 0)
-    after = listing(directory)
-    new = os.readlink(os.path.join(directory, "current"))
-    expect("current is the new night", new > "20261103T050000.000001Z", True)
-    expect("kept", sorted(n for n in after if n[0].isdigit()),
-           sorted(["20261001T050000Z", "20261002T050000Z", "20261003T050000Z", "20261102T050000Z",
-                   "20261103T050000.000001Z", new]))
-    expect("link kept", after["20261001T050000Z"], ("link", outside))
-    expect("file kept", after["20261002T050000Z"], ("file", b"a file\n"))
-    expect("what the link names", listing(outside), outside_before)
-    expect("root's night", listing(root_night), root_night_before)
-    expect_in("warning", f"cannot remove an old night, {directory}/20261102T050000Z", stderr)
-    expect_in("warning", f"left alone {directory}/20261001T050000Z: not a folder", stderr)
-    expect_in("warning", f"left alone {root_night}: it belongs to root, not nobody", stderr)
-    expect("prune errors metric", metric(metrics, "rankings_fetch_prune_errors"), "1")
-    expect("exit status metric", metric(metrics, "rankings_fetch_last_run_exit_status"), "0")
-
-
-def names_are_unique_within_a_second(work):
-    directory = os.path.join(work, "firestore")
-    names = []
-    for _ in range(3):
-        status, _ = run_driven(directory, {})
-        expect("exit status", status, 0)
-        names.append(os.readlink(os.path.join(directory, "current")))
-    expect("three nights", sorted(n for n in os.listdir(directory) if n[0].isdigit()), names)
-    expect("in time order, distinct", sorted(set(names)), names)
-    for name in names:
-        expect(f"{name}'s form", len(name), len("20261124T050000.123456Z"))
-
-
-def a_full_disk_is_73_and_current_stays(work):
-    """No inode left when the new current is being linked: 73 with the reason, the night's folder
-    removed, current and the earlier night as they were."""
-    directory = os.path.join(work, "firestore")
-    os.mkdir(directory)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=64", "tmpfs", directory], check=True)
-    try:
-        seed(directory, ["20261101T050000Z"], "20261101T050000Z")
-        before = listing(directory)
-        status, stderr = run_driven(directory, {"fill": True})
-        expect("exit status", status, 73)
-        expect_in("message", "No space left on device", stderr)
-        expect("no traceback", "Traceback" in stderr, False)
-        before[".rankings-fetch.lock"] = ("file", b"")
-        expect("DIR", listing(directory), before)
-    finally:
-        subprocess.run(["umount", directory], check=False)
-
-
-def main():
-    if os.geteuid() != 0:
-        print("Tests/firestore-hooks/nights.py must run as root (another user, a tmpfs)", file=sys.stderr)
-        sys.exit(77)
-    check("root is refused (64, naming the user) where another user owns DIR, before anything is made",
-          root_is_refused)
-    check("a second fetch is refused (75) while another holds DIR's lock; DIR untouched",
-          a_second_fetch_is_refused_while_one_holds_the_lock)
-    check("current that is not a symbolic link is refused (73) before anything is fetched",
-          current_not_a_link_is_refused_before_fetching)
-    check("SIGTERM during the fetch: 143, the partial folder removed, current as it was, the metric says 143",
-          stopped_run_removes_its_partial_folder)
-    check("SIGKILL leaves a partial folder; the next run (holding the lock) removes it, even when it fails",
-          killed_runs_partial_is_removed_by_the_next_run)
-    check("RANKINGS_FIRESTORE_DEADLINE_SECONDS ends a hung fetch: 69, no traceback, DIR as it was",
-          the_deadline_ends_a_run_that_hangs)
-    check("a deadline that is not a number is 78", a_bad_deadline_is_a_setting_error)
-    check("prune: 0 with a warning and rankings_fetch_prune_errors; links, files and other users' folders left alone",
-          prune_leaves_alone_what_it_did_not_make)
-    check("three nights in a row within a second get three names, in time order", names_are_unique_within_a_second)
-    check("no space left while switching current: 73 with the reason, no traceback, DIR as it was",
-          a_full_disk_is_73_and_current_stays)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+            subprocess.run(["umount", self.directory], check=False)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--drive":
-        drive(sys.argv[2], sys.argv[3], sys.argv[4])
-    else:
-        main()
+    harness.main()

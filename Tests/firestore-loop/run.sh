@@ -1,23 +1,25 @@
 #!/bin/bash
-# The shipped Firestore hooks against Google's own Firestore emulator, outside any container:
-# rankings-fetch-firestore by both methods, then rankings-publish-firestore, the documents read
-# back with Google's Python client; every rest night as many documents as Google's client counts
-# at its read time; Firestore's answers broken every way faults.py knows (about 6 s of it), a
-# token of two lines, and Firestore unreachable: each fails with its status and DIR/current stays
-# as it was. Then, on the same emulator, eight incremental nights on 20,000 votes (nights.py).
-# The fetch's rankings-fetch.prom after a rest night, each of the eight nights and a failed (69)
-# fetch must pass the real `promtool check metrics`. See loop.py and nights.py for the checks.
+# The night's loop against Google's own Firestore emulator, outside any container (each suite
+# starts an emulator of its own):
+#   test_nights.py     eight nights on 20,000 votes fetched into one DIR, each incremental one's
+#                      document against the collection as written, the drift a full night finds
+#                      (a full read due by days since the last one), the 30-day window at the
+#                      source, a vote at its very start; rankings-fetch.prom through promtool
+#   test_night_run.py  `rankings-night run --config` with the 30-day board on, Firestore behind
+#                      faults.py's proxy as behind Google's API: one fetch a night (counted at the
+#                      proxy), both boards from its one snapshot, published and read back with
+#                      Google's client; rankings-night.prom and rankings-fetch.prom through promtool
+# The hooks one at a time (broken answers, proofs, tokens, night folders): Tests/firestore-hooks.
 #
 #   Tests/firestore-loop/run.sh [RANKINGS]     default: .build/debug/rankings (built by `swift test`)
 #
 # Needs `gcloud` with the Firestore emulator component (google-cloud-cli-firestore-emulator) and
 # Java; fails when they are missing. Installs promtool (Debian's prometheus) when missing;
 # google-cloud-firestore comes from PyPI into the virtual environment Tests/firestore/venv.sh
-# makes. About 2 minutes on an idle 2-core machine (over 4 under a heavy load), most of it the
-# emulator: its start, seeding, and paging (about 1.5 s a page of 1,000 under load).
-# Prints `N passed, M failed` and exits non-zero when anything failed.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# makes. About 3 minutes on an idle 2-core machine, most of it the emulator paging 20,000 votes.
+# Prints one line a test and `N passed, M failed` per suite; exits non-zero when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
 
 rankings=${1:-.build/debug/rankings}
 if [[ ! -x $rankings ]]; then
@@ -33,8 +35,15 @@ done
 
 # shellcheck source=Tests/packages.sh
 source Tests/packages.sh
-install_missing promtool=prometheus
+install_missing promtool=prometheus || exit 2
 # shellcheck source=Tests/firestore/venv.sh
 source Tests/firestore/venv.sh
 
-exec "$venv/bin/python" Tests/firestore-loop/loop.py "$(realpath -- "$rankings")"
+export TEST_RANKINGS
+TEST_RANKINGS=$(realpath -- "$rankings")
+status=0
+for suite in test_nights.py test_night_run.py; do
+    echo "# $suite"
+    "$venv/bin/python" -B "Tests/firestore-loop/$suite" || status=1
+done
+exit "$status"

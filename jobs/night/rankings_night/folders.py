@@ -141,7 +141,8 @@ class Run:
                                                         f"RANKINGS_FIRESTORE_DEADLINE_SECONDS ({self.deadline:g} s): {error}")
             elif isinstance(error, OSError):
                 self.status = CANT_CREATE
-                where = f"{error.filename}: " if error.filename else ""
+                name = error.filename2 or error.filename     # a link that cannot be made: the link
+                where = f"{name}: " if name else ""
                 replacement = Failure(CANT_CREATE, f"{where}{error.strerror or error}; current unchanged")
             else:
                 self.status = SOFTWARE

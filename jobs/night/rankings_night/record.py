@@ -68,8 +68,11 @@ def read(folder, now_ns):
 def write(folder, record):
     """Written whole, synced, before the night's folder is renamed into place; an OSError names it."""
     path = os.path.join(folder, RECORD)
-    with open(path, "x", encoding="utf-8") as out:
-        json.dump(dict(record, format=FORMAT), out, indent=1, sort_keys=True)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
+    try:
+        with open(path, "x", encoding="utf-8") as out:
+            json.dump(dict(record, format=FORMAT), out, indent=1, sort_keys=True)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None

@@ -55,30 +55,39 @@ def sorted_lines(path, digest=None):
 
 
 class Writer:
-    """Lines appended to a new snapshot, counted and digested as they go; synced on close."""
+    """Lines appended to a new snapshot, counted and digested as they go; synced on close. A
+    write that fails (a full disk) names the file."""
 
     def __init__(self, path):
         self.path, self.lines, self.digest = path, 0, hashlib.sha256()
         self.file = open(path, "xb")
 
+    def _write(self, data):
+        try:
+            self.file.write(data)
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, self.path) from None
+        self.digest.update(data)
+
     def write(self, line):
-        self.file.write(line)
-        self.digest.update(line)
+        self._write(line)
         self.lines += 1
 
     def copy(self, path):
         """The lines of a file written by another Writer, appended whole, then the file removed."""
         with open(path, "rb") as part:
             while chunk := part.read(1 << 20):
-                self.file.write(chunk)
-                self.digest.update(chunk)
+                self._write(chunk)
                 self.lines += chunk.count(b"\n")
         os.unlink(path)
 
     def close(self):
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
+        try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, self.path) from None
         return self.lines, self.digest.hexdigest()
 
 

@@ -1,0 +1,203 @@
+"""Incremental nights against Google's Firestore emulator: eight nights on 20,000 votes, each
+fetched by rankings-fetch-firestore into one DIR as the night does, each compared with what the
+test itself wrote: the document the job makes from DIR/current must be the one it makes from the
+collection as written, byte for byte, on every night but the one COUNT cannot see, and on that
+one until the next scheduled full night, which reports the drift. Each night's rankings-fetch.prom
+must pass `promtool check metrics` and say what the night did. Then the 30-day window fetched at
+the source, against the whole collection read with --since, and a vote exactly at the window's
+start."""
+import datetime
+import json
+import os
+import random
+import shutil
+import tempfile
+
+import support
+import emulator as emu
+import faults
+import harness
+
+PROJECT = "demo-rankings-nights"
+VOTES = 20_000
+server = work = None
+
+
+def setUpModule():
+    global server, work
+    work = tempfile.mkdtemp(prefix="rankings-firestore-nights.")
+    server = support.start_emulator()
+
+
+def tearDownModule():
+    if server:
+        server.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+class Nights(harness.Case):
+    """One chain of nights; each test is a night, in order, on the collection the ones before
+    it left."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = emu.client(PROJECT, server.address)
+        cls.rng = random.Random(27)
+        cls.now = datetime.datetime.now(support.UTC)
+        # 20,000 votes over the last 200 days; a device votes on a joke once a week.
+        cls.collection = support.votes(cls.rng, VOTES, 200)
+        cls.names = sorted(cls.collection)
+        cls.write(cls.collection.items())
+        cls.chain = os.path.join(work, "chain")
+        cls.history = []
+
+    @classmethod
+    def write(cls, votes):
+        votes = list(votes)
+        emu.write(cls.db, "rating_events", votes)
+        cls.collection.update(votes)
+
+    @classmethod
+    def delete(cls, name):
+        cls.db.collection("rating_events").document(name).delete()
+        del cls.collection[name]
+
+    def new_votes(self):
+        # 1 % new votes, stamped within the last hour (what tonight's app wrote).
+        now = datetime.datetime.now(support.UTC)
+        self.write(support.vote(10000 + len(self.history) * 1000 + i, self.rng.randrange(300), 30,
+                                self.rng.randint(1, 5), now - datetime.timedelta(minutes=self.rng.uniform(0, 60)))
+                   for i in range(VOTES // 100))
+
+    def night(self, expect_mode, expect_drift=0, same=True, counted=False, fallback=False, **settings):
+        """Fetches into the chain and compares the document the job makes of it with the one it
+        makes of the collection as written."""
+        if len(self.history) != int(self._testMethodName.split("_")[2]) - 1:
+            self.fail("an earlier night did not run, so this one cannot")
+        settings = dict(RANKINGS_FIRESTORE_PROJECT=PROJECT, FIRESTORE_EMULATOR_HOST=server.address,
+                        RANKINGS_METRICS=os.path.join(work, "rankings.prom"), **settings)
+        if counted:
+            with faults.FaultyProxy(server.address) as proxy:
+                done = support.hook(support.FETCH, self.chain, **dict(settings, FIRESTORE_EMULATOR_HOST=proxy.address))
+            returned = sum(c.documents or 0 for c in proxy.chosen(faults.pages))
+        else:
+            done = support.hook(support.FETCH, self.chain, **settings)
+        self.expect_exit(done, 0)
+        record = support.record(self.chain)
+        self.history.append(record)
+        self.expect("mode", record["mode"], expect_mode)
+        self.expect("drift", record["drift_documents"], expect_drift)
+        self.expect("fallback", record["fallback"], fallback)
+        samples = support.promtool_samples(os.path.join(work, "rankings-fetch.prom"))
+        self.expect("rankings-fetch.prom", {k: samples.get(f"rankings_fetch_{k}") for k in (
+            "last_run_exit_status", "full", "fallback", "drift_documents", "documents_read", "snapshot_documents")},
+            {"last_run_exit_status": "0", "full": "1" if expect_mode == "full" else "0",
+             "fallback": "1" if fallback else "0", "drift_documents": str(expect_drift),
+             "documents_read": str(record["documents_read"]), "snapshot_documents": str(record["snapshot_documents"])})
+        if expect_mode == "full":
+            # The whole collection, and before it the incremental read COUNT refused, if any.
+            self.assertGreaterEqual(record["documents_read"], record["snapshot_documents"], "a full night read less")
+        # COUNT holds every night to the collection's size, the blind spot's too.
+        self.expect("documents in the snapshot", record["snapshot_documents"], len(self.collection))
+        at = support.stamp()
+        theirs = support.document(support.written(PROJECT, self.collection, os.path.join(work, "written")), at)
+        mine = support.document(os.path.join(self.chain, "current"), at)
+        self.expect("the document from current is the one from the collection as written", mine == theirs, same)
+        if counted:
+            self.expect("documents read (the fetch's count against the emulator's answers)",
+                        record["documents_read"], returned)
+        return done, record
+
+    def test_night_1_no_previous_night_so_a_full_read(self):
+        done, record = self.night("full")
+        self.expect_in("reason", "rest: a full read: no previous night", done.stderr)
+        self.expect("documents read", record["documents_read"], VOTES)
+
+    def test_night_2_one_percent_new_votes_read_incrementally_at_most_3_percent(self):
+        self.new_votes()
+        _, record = self.night("incremental", counted=True)
+        self.assertLessEqual(record["documents_read"], 0.03 * record["snapshot_documents"])
+        self.assertIsNotNone(record["watermark"])
+
+    def test_night_3_100_re_ratings_of_existing_documents(self):
+        # A device re-rating a joke in the same week keeps the document id; rating and time change.
+        now = datetime.datetime.now(support.UTC)
+        self.write((n, dict(self.collection[n], rating=6 - self.collection[n]["rating"], timestamp=now))
+                   for n in self.rng.sample(self.names, 100))
+        self.night("incremental")
+
+    def test_night_4_votes_stamped_inside_the_margin_but_before_the_last_read_time(self):
+        # Written tonight with a device's clock a day behind, or synced late.
+        now = datetime.datetime.now(support.UTC)
+        self.write(support.vote(9000 + i, self.rng.randrange(300), 30, self.rng.randint(1, 5),
+                                now - datetime.timedelta(hours=self.rng.uniform(20, 40))) for i in range(150))
+        self.night("incremental")
+
+    def test_night_5_ten_deletions_and_a_vote_stamped_before_the_margin_count_differs_a_full_read_drift_11(self):
+        for name in self.names[:10]:
+            self.delete(name)
+        self.write([support.vote(7000, 1, 1, 5, self.now - datetime.timedelta(days=5))])
+        done, _ = self.night("full", expect_drift=11, fallback=True)
+        self.expect_in("reason", "the incremental night is not proven, so a full read", done.stderr)
+
+    def test_night_6_one_deletion_and_one_old_write_counts_blind_spot_incremental_and_wrong(self):
+        # The deleted vote is Hilarious and the new one Horrible, so the totals tell them apart.
+        self.delete(next(n for n in self.names[10:] if self.collection[n]["rating"] >= 4))
+        self.write([support.vote(7001, 2, 1, 1, self.now - datetime.timedelta(days=6))])
+        self.night("incremental", same=False)
+
+    def test_night_7_a_quiet_night_still_the_blind_spots_error(self):
+        self.new_votes()
+        self.night("incremental", same=False)
+
+    def test_night_8_a_full_read_due_by_days_reports_drift_2_and_heals(self):
+        # RANKINGS_FIRESTORE_FULL_EVERY counts days since the last full read: the record says it
+        # was a week ago (still a valid record: its snapshot and digest are untouched).
+        path = os.path.join(self.chain, "current", ".night.json")
+        with open(path, encoding="utf-8") as text:
+            record = json.load(text)
+        from rankings_night.snapshot import format_time, parse_time
+        record["last_full_read_time"] = format_time(parse_time(record["read_time"]) - 7 * 86_400 * 10**9)
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        self.new_votes()
+        done, record = self.night("full", expect_drift=2)
+        self.expect_in("reason", "days ago (RANKINGS_FIRESTORE_FULL_EVERY=7)", record["full_reason"])
+        self.expect_in("reason logged", "rest: a full read: the last full read was 7.0 days ago", done.stderr)
+
+    def test_night_9_the_30_day_window_read_at_the_source_is_the_whole_collection_read_with_since(self):
+        if len(self.history) != 8:
+            self.fail("an earlier night did not run, so this one cannot")
+        folder = os.path.join(work, "monthly")
+        done = support.hook(support.FETCH, folder, RANKINGS_FIRESTORE_PROJECT=PROJECT,
+                            FIRESTORE_EMULATOR_HOST=server.address, RANKINGS_FIRESTORE_SINCE="-30d")
+        self.expect_exit(done, 0)
+        record = support.record(folder)
+        self.expect("mode", record["mode"], "window")
+        at = support.stamp()
+        mine = support.document(os.path.join(folder, "current"), at, "--since", "-30d")
+        theirs = support.document(support.written(PROJECT, self.collection, os.path.join(work, "written")), at, "--since", "-30d")
+        self.expect("the monthly document", mine, theirs)
+        self.assertTrue(0 < record["documents_read"] < 0.3 * len(self.collection),
+                        f"read {record['documents_read']} of {len(self.collection)}")
+
+
+class Window(harness.Case):
+    def test_a_vote_exactly_at_rankings_firestore_since_is_fetched_one_a_microsecond_earlier_is_not(self):
+        db = emu.client("demo-rankings-edge", server.address)
+        edge = (datetime.datetime.now(support.UTC) + datetime.timedelta(days=10)).replace(microsecond=123456)
+        emu.write(db, "rating_events", [support.vote(8000, 3, 2, 5, edge),
+                                        support.vote(8001, 3, 2, 5, edge - datetime.timedelta(microseconds=1)),
+                                        support.vote(8002, 3, 2, 5, edge - datetime.timedelta(days=1))])
+        folder = os.path.join(work, "edge")
+        done = support.hook(support.FETCH, folder, RANKINGS_FIRESTORE_PROJECT="demo-rankings-edge",
+                            FIRESTORE_EMULATOR_HOST=server.address,
+                            RANKINGS_FIRESTORE_SINCE=edge.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        self.expect_exit(done, 0)
+        got = {n.rsplit("/", 1)[1] for n in support.names(os.path.join(folder, "current"))}
+        self.expect("fetched", got, {support.vote(8000, 3, 2, 5, edge)[0]})
+        self.expect("documents read", support.record(folder)["documents_read"], 1)
+
+
+if __name__ == "__main__":
+    harness.main()
