@@ -54,6 +54,7 @@ class Call:
         except ValueError:
             self.body = None
         self.documents = None       # documents in the emulator's runQuery answer
+        self.names = []             # and their names
         self.fault = None
 
     @property
@@ -220,7 +221,8 @@ class FaultyProxy:
                 except urllib.error.HTTPError as error:
                     status, data = error.code, error.read()
                 if status == 200 and call.kind == "runQuery":
-                    call.documents = sum(1 for item in json.loads(data) if "document" in item)
+                    call.names = [item["document"]["name"] for item in json.loads(data) if "document" in item]
+                    call.documents = len(call.names)
                 if fault == "truncate":
                     self.close_connection = True
                     self.answer(status, data[: len(data) // 2], length=len(data))

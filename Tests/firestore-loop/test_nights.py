@@ -108,6 +108,29 @@ class Nights(harness.Case):
                         record["documents_read"], returned)
         return done, record
 
+    def test_night_0_a_full_read_at_8_streams_is_one_streams_byte_for_byte_each_document_once(self):
+        """Issue 35: the collection read in ranges of ids on parallel streams at one readTime is
+        the one-stream snapshot, and the proxy sees every document returned exactly once."""
+        snapshots = {}
+        for streams in (1, 8):
+            directory = os.path.join(work, f"streams-{streams}")
+            with faults.FaultyProxy(server.address) as proxy:
+                done = support.hook(support.FETCH, directory, RANKINGS_FIRESTORE_PROJECT=PROJECT,
+                                    RANKINGS_FIRESTORE_ENDPOINT=f"http://{proxy.address}/v1",
+                                    RANKINGS_FIRESTORE_TOKEN_COMMAND="echo ya29.t",
+                                    RANKINGS_FIRESTORE_STREAMS=streams, RANKINGS_FIRESTORE_INCREMENTAL="no")
+                self.expect_exit(done, 0, "read in")
+                returned = [n for c in proxy.chosen(faults.full_pages) for n in c.names]
+            self.expect(f"{streams} streams: documents returned", len(returned), VOTES)
+            self.expect(f"{streams} streams: each once", len(set(returned)), VOTES)
+            record = support.record(directory)
+            self.assertGreaterEqual(record["streams"], 1 if streams == 1 else 6, "ranges read")
+            with open(os.path.join(directory, "current", "rating_events.ndjson"), "rb") as f:
+                snapshots[streams] = f.read()
+            snapshots[f"board {streams}"] = support.document(os.path.join(directory, "current"), "2026-11-27T05:00:00Z")
+        self.expect("the snapshots, byte for byte", snapshots[8] == snapshots[1], True)
+        self.expect("the boards, byte for byte", snapshots["board 8"], snapshots["board 1"])
+
     def test_night_1_no_previous_night_so_a_full_read(self):
         done, record = self.night("full")
         self.expect_in("reason", "rest: a full read: no previous night", done.stderr)
