@@ -70,7 +70,7 @@ class FullReads(harness.Case):
             (10_000_000, 4000, 8, hour, 1200, False, None),
             (10_000_000, 4000, 1, hour, 1200, True, "RANKINGS_FIRESTORE_STREAMS=3"),
             (10_000_000, 4000, 1, hour, 1200, True, "RANKINGS_FIRESTORE_DEADLINE_SECONDS="),
-            (150_000_000, 4000, 8, hour, 7 * day, True, "past Firestore's life of a readTime of 60 min"),
+            (150_000_000, 4000, 8, hour, 7 * day, True, "past Firestore's life of a readTime (60 min)"),
             (150_000_000, 4000, 8, hour, 7 * day, True, "RANKINGS_FIRESTORE_PITR=yes"),
             (3_000_000_000, 4000, 64, hour, 7 * day, True, "or RANKINGS_FIRESTORE_FETCH=export"),
             (150_000_000, 4000, 8, 7 * day, 7 * day, False, None),

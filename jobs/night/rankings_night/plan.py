@@ -64,19 +64,21 @@ def full_read_fits(documents, rate, streams, life, deadline):
     (no full read yet): None, and an expired readTime is then a clear failure."""
     if not rate or documents <= 0:
         return None
-    limit = 0.9 * min(life, deadline)
     seconds = documents / (rate * streams)
-    if seconds <= limit:
+    if seconds <= 0.9 * min(life, deadline):
         return None
-    needed = -(-documents // int(rate * limit)) if rate * limit >= 1 else MOST_STREAMS + 1
-    bound = "the fetch's deadline (RANKINGS_FIRESTORE_DEADLINE_SECONDS)" if deadline < life else \
-        "Firestore's life of a readTime"
+    outlives = seconds > 0.9 * life
+    limit = min(life, deadline) if outlives else deadline
+    needed = -(-documents // max(int(rate * 0.9 * limit), 1))
     fixes = [f"RANKINGS_FIRESTORE_STREAMS={needed}"] if needed <= MOST_STREAMS else []
-    if deadline < life:
-        fixes.append(f"RANKINGS_FIRESTORE_DEADLINE_SECONDS={int(seconds / 0.9) + 1} (and RANKINGS_FETCH_TIMEOUT_SECONDS above it)")
-    if life <= deadline and life < PITR_LIFE:
-        fixes.append("RANKINGS_FIRESTORE_PITR=yes (point-in-time recovery on: 7 days)")
+    if outlives and life < PITR_LIFE:
+        fixes.append("RANKINGS_FIRESTORE_PITR=yes (point-in-time recovery on: 7 days) and a longer deadline")
+    if not outlives:
+        fixes.append(f"RANKINGS_FIRESTORE_DEADLINE_SECONDS={int(seconds / 0.9) + 1} "
+                     "(and RANKINGS_FETCH_TIMEOUT_SECONDS above it)")
     fixes.append("RANKINGS_FIRESTORE_FETCH=export")
+    bound = f"Firestore's life of a readTime ({life / 60:.0f} min)" if outlives else \
+        f"the fetch's deadline, RANKINGS_FIRESTORE_DEADLINE_SECONDS ({deadline / 60:.0f} min)"
     return (f"a full read of {documents} documents at {rate:.0f} documents a second per stream (the last full "
-            f"read's) over {streams} streams takes about {seconds / 60:.0f} min, past {bound} of "
-            f"{min(life, deadline) / 60:.0f} min; set " + ", or ".join(fixes))
+            f"read's) over {streams} streams takes about {seconds / 60:.0f} min, past {bound}; set "
+            + ", or ".join(fixes))
