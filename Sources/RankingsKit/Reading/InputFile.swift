@@ -85,6 +85,7 @@ struct InputFile: Sendable {
                 guard managedExports, let export = try ManagedExport.open(argument) else {
                     throw .managedExport(path: argument)
                 }
+                for note in export.notes { warn("rankings: note: " + note) }
                 for output in export.outputFiles {
                     files.append(InputFile(displayPath: output.displayPath, origin: .path(output.displayPath),
                                            format: ManagedExportFormat(entityCount: output.entityCount),

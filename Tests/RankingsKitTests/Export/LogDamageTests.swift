@@ -145,8 +145,8 @@ struct LogDamageTests {
         }
         #expect(open >= 0)
         try Data(bytes.prefix(2 * TestLog.block)).write(to: output)
-        // The kind folder alone: from the root, the overall metadata's byte count refuses the
-        // cut file before the log reader sees it (ExportMetadataTests).
+        // The kind folder alone: from the root, the overall metadata's entity count refuses the
+        // cut file too, once read (ExportMetadataTests).
         let export = try #require(try ManagedExport.open(output.deletingLastPathComponent().path))
         #expect(throws: InputError.corruptExport(path: output.path, offset: Int64(open),
                                                  reason: "record cut short: the file ends inside the record that starts here")) {

@@ -44,16 +44,19 @@ def fetch_export(settings, folder, night, ends, say):
 
 def rating_events_in(settings, folder):
     """The export's rating_events entities as `rankings aggregate` reads them (valid and bad),
-    after it has held every file to the metadata's entity counts (65 otherwise)."""
+    after it has held every file to the metadata's entity counts (65 otherwise); each document
+    must be in it once (an output file copied over another holds as many entities)."""
     with tempfile.NamedTemporaryFile(prefix="rankings-export-report.", suffix=".json") as report:
         done = subprocess.run([settings.bin, "aggregate", "--quiet", "--allow-empty", "--max-invalid", "1000000000",
-                               "--report", report.name, "--output", os.devnull, folder],
+                               "--dedupe", "id", "--report", report.name, "--output", os.devnull, folder],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {done.returncode}"]
             raise Failure(UNAVAILABLE, f"export: the copy in {folder} does not read whole: {said[0]}")
         with open(report.name, encoding="utf-8") as text:
             counts = json.load(text)
+    if counts["duplicates_removed"]:
+        raise Failure(UNAVAILABLE, f"export: the copy in {folder} holds {counts['duplicates_removed']} documents twice")
     return counts["valid_events"] + counts["bad_lines"]
 
 
