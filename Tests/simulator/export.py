@@ -53,9 +53,9 @@ def event(document):
                          "which the export writer needs") from None
 
 
-def write(db, collection, read_time, directory):
+def write(db, collection, read_time, directory, skip=0):
     """The export of the collection at read_time as `directory` (its last part is the export's
-    name, as in a bucket). Returns the documents written."""
+    name, as in a bucket), but for its first `skip` documents. Returns the documents written."""
     parent, name = os.path.split(directory.rstrip("/"))
     os.makedirs(parent, exist_ok=True)
     writer = subprocess.Popen([sys.executable, WRITER, parent, "--name", name], stdin=subprocess.PIPE,
@@ -63,8 +63,9 @@ def write(db, collection, read_time, directory):
     count = 0
     try:
         for page in pages(db, collection, read_time):
-            writer.stdin.write("".join(json.dumps(event(d)) + "\n" for d in page).encode())
-            count += len(page)
+            kept, skip = page[skip:], max(skip - len(page), 0)
+            writer.stdin.write("".join(json.dumps(event(d)) + "\n" for d in kept).encode())
+            count += len(kept)
     finally:
         writer.stdin.close()
         said = writer.stderr.read().decode("utf-8", "replace")
@@ -117,7 +118,7 @@ class Exports:
         try:
             directory = self.local(prefix)
             if directory is not None:
-                count = write(db, collection, snapshot, directory)
+                count = write(db, collection, snapshot, directory, self.settings.export_skip)
         except (OSError, ValueError) as failure:
             error = str(failure)
         time.sleep(max(0.0, ready - time.monotonic()))

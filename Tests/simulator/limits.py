@@ -49,6 +49,9 @@ class Settings:
     errors_in_array: bool = _setting(False, "runQuery and COUNT errors as [{\"error\": ...}], not an object")
     # An export stays PROCESSING at least this long.
     export_seconds: float = _setting(0.0, "seconds an export stays PROCESSING at least")
+    # A fault of exports: the first N documents left out, consistently (the metadata agrees), as
+    # an export that is not the view its snapshotTime names would hold fewer.
+    export_skip: int = _setting(0, "documents an exportDocuments export leaves out (a fault)")
 
     def update(self, changes):
         names = {f.name for f in dataclasses.fields(self)}

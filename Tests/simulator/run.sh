@@ -30,7 +30,7 @@ SIMULATOR_RANKINGS=$(realpath -- "$rankings")
 RANKINGS=$SIMULATOR_RANKINGS
 
 status=0
-for suite in test_limits.py test_agreement.py test_fetch.py; do
+for suite in test_limits.py test_agreement.py test_fetch.py test_export.py; do
     echo "# $suite"
     python3 -B "Tests/simulator/$suite" || status=1
 done
