@@ -59,7 +59,7 @@ live() { [[ -z $destdir ]]; }
 systemd_running() { live && [[ -d /run/systemd/system ]]; }
 
 install_files() {
-    local entry source target mode
+    local entry source target mode relative
     for entry in "${files[@]}"; do
         read -r source target mode <<<"$entry"
         # An operator's settings survive reinstalls and upgrades.
@@ -73,10 +73,13 @@ install_files() {
         mv -f "$destdir$target.tmp" "$destdir$target"
         echo "installed $target"
     done
+    # Relative links (Debian's policy for links within /usr), worked out from the paths alone:
+    # they lead to the same file in a DESTDIR tree as once installed.
     for entry in "${links[@]}"; do
         read -r target source <<<"$entry"
         install -d -m 0755 "$(dirname -- "$destdir$target")"
-        ln -sfn -- "$source" "$destdir$target"
+        relative=$(realpath --no-symlinks --canonicalize-missing --relative-to="$(dirname -- "$target")" -- "$source")
+        ln -sfn -- "$relative" "$destdir$target"
         echo "installed $target -> $source"
     done
 }

@@ -1,124 +1,94 @@
 import Foundation
 import Testing
 
-/// The monthly board beside the all-time one, as `jobs/install-monthly.sh` installs it: a second
-/// run in the systemd job (a drop-in checked by `systemd-analyze verify`) and a second cron line
-/// whose configuration the real wrapper reads, with the real binary, and its own lock.
+/// The monthly board beside the all-time one: RANKINGS_MONTHLY=yes in the one configuration,
+/// made by the installed night in the same night as the all-time board, from the same snapshot,
+/// and published after it. 0.3's way (an overlay configuration read by its own cron line and a
+/// drop-in per unit) is gone, and what it left behind is refused, saying what to change.
 @Suite struct MonthlyBoardTests {
     typealias Staging = SchedulingTests.Staging
+    typealias Command = SchedulingTests.Command
 
-    static let monthlyFiles: Set<String> = [
-        "etc/rankings-monthly.conf",
-        "etc/systemd/system/rankings.service.d/monthly.conf",
-        "etc/cron.d/rankings-monthly",
-        "etc/systemd/system/rankings-publish.service.d/monthly.conf",
-    ]
-
-    static func installMonthly(_ stage: Staging, _ arguments: [String] = ["install"]) throws -> SchedulingTests.Command.Result {
-        try SchedulingTests.Command.run(RankingsBinary.packageRoot.appendingPathComponent("jobs/install-monthly.sh").path,
-                                        arguments, environment: ["DESTDIR": stage.root.path, "PREFIX": "/usr/local"])
-    }
-
-    /// The installed monthly configuration, pointed at the test's own main configuration and
-    /// output directory instead of /etc and /var/lib/rankings.
-    static func monthlyConfig(_ stage: Staging, main: URL) throws -> URL {
-        let text = try stage.text("etc/rankings-monthly.conf")
-            .replacingOccurrences(of: "RANKINGS_INCLUDE=/etc/rankings.conf", with: "RANKINGS_INCLUDE=\(main.path)")
-            .replacingOccurrences(of: "/var/lib/rankings/", with: stage.url("out").path + "/")
-        let url = stage.base.appendingPathComponent("rankings-monthly.conf")
-        try Data(text.utf8).write(to: url)
-        return url
-    }
-
-    @Test func installsItsFilesBesideTheDailyJobAndUninstallsThem() throws {
+    /// Both goldens from the sample with the real binary: the all-time board and the `--since
+    /// -30d` one. RANKINGS_EXPORTS is a `current` link, as the Firestore fetch leaves it, and a
+    /// stand-in for `rankings` points it at an empty night once the first board is written, as
+    /// a fetch run by hand meanwhile would: the monthly board still comes from the snapshot the
+    /// night began with.
+    @Test func bothBoardsFromOneSnapshotWithTheRealBinaryThenPublishedInOrder() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
-            let install = try Self.installMonthly(stage)
-            #expect(install.status == 0, "\(install.stderrText)")
-            #expect(try stage.files() == SchedulingTests.documentedFiles.union(Self.monthlyFiles))
-            let dropIn = try stage.text("etc/systemd/system/rankings.service.d/monthly.conf")
-            #expect(dropIn.contains("\nExecStart=/usr/local/bin/rankings aggregate $RANKINGS_FLAGS --max-drop 100 --allow-empty --since -30d "
-                + "--output /var/lib/rankings/monthly.json ${RANKINGS_EXPORTS}\n"))
-            #expect(try stage.text("etc/systemd/system/rankings-publish.service.d/monthly.conf")
-                .contains("\nExecStart=/usr/bin/env $RANKINGS_PUBLISH /var/lib/rankings/monthly.json\n"))
-            #expect(try stage.text("etc/cron.d/rankings-monthly")
-                .contains("\nCRON_TZ=America/New_York\n0 0 * * * rankings /usr/local/libexec/rankings-cron /etc/rankings-monthly.conf\n"))
-            for name in Self.monthlyFiles {
-                #expect(try stage.text(name).range(of: "@[A-Z]+@", options: .regularExpression) == nil, "placeholder left in \(name)")
-            }
-            #expect(try Self.installMonthly(stage, ["uninstall"]).status == 0)
-            #expect(try stage.files() == SchedulingTests.documentedFiles)
-        }
-    }
-
-    @Test func systemdAcceptsTheServiceWithItsSecondRun() throws {
-        try Staging.with { stage in
-            #expect(try stage.install().status == 0)
-            #expect(try Self.installMonthly(stage).status == 0)
-            try stage.prepareForVerify()
-            let verify = try SchedulingTests.Command.run(
-                "systemd-analyze", ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer",
-                                    "rankings-publish.service"])
-            #expect(verify.status == 0)
-            #expect(verify.stdoutText + verify.stderrText == "")
-        }
-    }
-
-    /// Both boards from the sample, by the real wrapper and binary: the all-time golden and the
-    /// `--since -30d` golden, each in its own file, each run under its own lock.
-    @Test func wrapperWritesBothBoardsWithTheRealBinary() throws {
-        try Staging.with { stage in
-            #expect(try stage.install().status == 0)
-            #expect(try Self.installMonthly(stage).status == 0)
-            try FileManager.default.createDirectory(at: stage.url("out"), withIntermediateDirectories: true)
             let root = RankingsBinary.packageRoot
-            let main = try stage.writeConfig([
-                "RANKINGS_EXPORTS": root.appendingPathComponent("sample-data/rating_events.ndjson").path,
+            let fetched = stage.base.appendingPathComponent("fetched")
+            for night in ["night1", "empty"] {
+                try FileManager.default.createDirectory(at: fetched.appendingPathComponent(night), withIntermediateDirectories: true)
+            }
+            try FileManager.default.copyItem(at: root.appendingPathComponent("sample-data/rating_events.ndjson"),
+                                             to: fetched.appendingPathComponent("night1/rating_events.ndjson"))
+            try FileManager.default.createSymbolicLink(atPath: fetched.appendingPathComponent("current").path,
+                                                       withDestinationPath: "night1")
+            let binary = stage.base.appendingPathComponent("rankings-then-refetch")
+            try Data("""
+                #!/bin/sh
+                '\(RankingsBinary.url.path)' "$@"
+                status=$?
+                ln -sfn empty '\(fetched.path)/current'
+                exit $status
+
+                """.utf8).write(to: binary)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
+            try FileManager.default.createDirectory(at: stage.url("out"), withIntermediateDirectories: true)
+            let hook = try SchedulingTests.Hook(stage)
+            let config = try stage.writeConfig([
+                "RANKINGS_EXPORTS": fetched.appendingPathComponent("current").path,
                 "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
                 "RANKINGS_FLAGS": "\"--computed-at \(fixedComputedAt)\"",
-                "RANKINGS_BIN": RankingsBinary.url.path,
+                "RANKINGS_MONTHLY": "yes",
+                "RANKINGS_BIN": binary.path,
+                "RANKINGS_PUBLISH": "\"\(hook.command)\"",
             ])
-            let monthly = try Self.monthlyConfig(stage, main: main)
 
-            let allTime = try stage.runWrapper(config: main)
-            #expect(allTime.status == 0, "\(stage.log())")
-            let month = try stage.runWrapper(config: monthly)
-            #expect(month.status == 0, "\(stage.log())")
-
+            let run = try stage.runNight(["run", "--config", config.path])
+            #expect(run.status == 0, "\(run.stderrText)")
             #expect(try Data(contentsOf: stage.url("out/all_time.json"))
                 == Data(contentsOf: root.appendingPathComponent("sample-data/expected/all_time.json")))
             #expect(try Data(contentsOf: stage.url("out/monthly.json"))
                 == Data(contentsOf: root.appendingPathComponent("sample-data/backfill/since-30d.json")))
-            #expect(FileManager.default.fileExists(atPath: stage.url("out/.rankings.lock").path))
-            #expect(FileManager.default.fileExists(atPath: stage.url("out/.rankings-monthly.lock").path))
+            #expect(try hook.calls().map { $0.split(separator: " ").first.map(String.init) ?? "" }
+                == [stage.url("out/all_time.json").path, stage.url("out/monthly.json").path])
+            // One night, one lock: no second lock file as 0.3's monthly run had.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path).sorted()
+                == [".rankings-nights.json", ".rankings.lock", "all_time.json", "monthly.json"])
         }
     }
 
-    /// Cron starts both at midnight: while the all-time run holds its lock, the monthly run still
-    /// runs (the daily job's own second start is turned away, see SchedulingTests).
-    @Test func monthlyRunIsNotTurnedAwayByTheAllTimeRunsLock() throws {
+    /// 0.3's /etc/rankings-monthly.conf, which its /etc/cron.d/rankings-monthly still hands the
+    /// rankings-cron shim after an upgrade, and its RANKINGS_EXTRA_FLAGS copied into the main
+    /// file: refused with 78 before anything runs, naming the line and what to write instead.
+    @Test(arguments: [
+        ("RANKINGS_INCLUDE=/etc/rankings.conf", "RANKINGS_MONTHLY=yes"),
+        ("RANKINGS_EXTRA_FLAGS=\"--max-drop 100 --allow-empty --since -30d\"", "put the flags in RANKINGS_FLAGS"),
+    ])
+    func theRetiredOverlaySettingsAreRefusedSayingWhatToChange(line: String, instead: String) throws {
         try Staging.with { stage in
-            #expect(try Self.installMonthly(stage).status == 0)
-            let fake = try stage.installWithFake(plan: ["block", "0"])
-            let main = try stage.fakeConfig(fake)
-            let monthly = try Self.monthlyConfig(stage, main: main)
-            let first = try stage.startWrapper(config: main, fake: fake)
-            defer {
-                try? fake.release()
-                if first.isRunning { first.terminate() }
+            let fake = try stage.installWithFake(plan: ["0"])
+            let overlay = stage.base.appendingPathComponent("rankings-monthly.conf")
+            try Data("""
+                # Settings for the monthly board's cron run (cron/rankings-monthly)
+                \(line)
+
+                RANKINGS_OUTPUT=\(stage.url("out/monthly.json").path)
+                RANKINGS_EXPORTS=\(stage.url("exports").path)
+                RANKINGS_BIN=\(fake.executable.path)
+
+                """.utf8).write(to: overlay)
+            for run in [try Command.run(stage.url("usr/local/libexec/rankings-cron").path, [overlay.path], environment: fake.environment),
+                        try stage.runNight(["run", "--config", overlay.path], fake: fake)] {
+                #expect(run.status == 78, "\(run.stderrText)")
+                #expect(run.stderrText.contains("\(overlay.path):2: "), "\(run.stderrText)")
+                #expect(run.stderrText.contains(instead), "\(run.stderrText)")
             }
-            try #require(fake.waitUntilStarted(), "the all-time run never reached the job")
-
-            let month = try stage.runWrapper(config: monthly, fake: fake)
-            #expect(month.status == 0, "\(stage.log())")
-            let calls = try fake.calls()
-            #expect(calls.count == 2)
-            #expect(calls.last == "aggregate --max-invalid 5 --max-drop 100 --allow-empty --since -30d --output \(stage.url("out/monthly.json").path) "
-                + stage.url("exports").path)
-
-            try fake.release()
-            first.waitUntilExit()
-            #expect(first.terminationStatus == 0)
+            #expect(try fake.calls() == [])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
         }
     }
 }

@@ -1,31 +1,46 @@
 import Foundation
 import Testing
 
-/// The daily run as shipped: `jobs/install.sh` lays out the units, the cron file, the wrapper and
-/// the configuration, and these tests check what it installed rather than the templates, so a
-/// placeholder left unsubstituted or a path that does not match the binary shows up here.
+/// The night as shipped: `jobs/install.sh` lays out the binary, the night's program and its
+/// package, the unit, the timer, the cron entry and the configuration, and these tests check
+/// what it installed rather than the templates, so a placeholder left unsubstituted, a link that
+/// leads nowhere or a path that does not match the binary shows up here. The night's policy
+/// itself (its retries, limits, history and metrics) has its unit tests in Tests/night; here it
+/// runs as installed, from the staging root, against the built `rankings` and against
+/// `Tests/scheduling/fake-rankings`, which scripts how each try ends.
 ///
 /// systemd itself cannot run here, so the units are checked with `systemd-analyze` (package
-/// `systemd`); the cron wrapper runs for real, against the built `rankings` and against
-/// `Tests/scheduling/fake-rankings`, which scripts how each try ends.
+/// `systemd`); Tests/container runs them under a real systemd and Debian's cron.
 @Suite struct SchedulingTests {
-    static let documentedFiles: Set<String> = [
-        "etc/rankings.conf",
-        "etc/systemd/system/rankings.service",
-        "etc/systemd/system/rankings.timer",
-        "etc/systemd/system/rankings-publish.service",
-        "etc/systemd/system/rankings-fetch.service",
-        "etc/cron.d/rankings",
-        "etc/sysusers.d/rankings.conf",
-        "etc/tmpfiles.d/rankings.conf",
-        "usr/local/bin/rankings",
-        "usr/local/libexec/rankings-cron",
-        "usr/local/libexec/rankings-fetch-firestore",
-        "usr/local/libexec/rankings-publish-firestore",
-        "usr/local/libexec/rankings_firestore.py",
-        "usr/local/libexec/rankings_nights.py",
-        "usr/local/libexec/rankings_snapshot.py",
-    ]
+    /// The night's Python modules, as the checkout has them: every one is installed, nothing else.
+    static var modules: [String] {
+        let source = RankingsBinary.packageRoot.appendingPathComponent("jobs/night/rankings_night").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: source)) ?? []).filter { $0.hasSuffix(".py") }
+    }
+
+    /// What install.sh's header lists, for PREFIX=/usr/local: files, and links with the file
+    /// they lead to inside the root.
+    static var documentedEntries: Set<String> {
+        let lib = "usr/local/lib/rankings"
+        var entries: Set<String> = [
+            "etc/rankings.conf",
+            "etc/systemd/system/rankings.service",
+            "etc/systemd/system/rankings.timer",
+            "etc/cron.d/rankings",
+            "etc/sysusers.d/rankings.conf",
+            "etc/tmpfiles.d/rankings.conf",
+            "usr/local/bin/rankings",
+            "usr/local/bin/rankings-night -> \(lib)/rankings-night",
+            "usr/local/libexec/rankings-fetch-firestore -> \(lib)/rankings-fetch-firestore",
+            "usr/local/libexec/rankings-publish-firestore -> \(lib)/rankings-publish-firestore",
+            "usr/local/libexec/rankings-cron -> \(lib)/rankings-cron",
+        ]
+        for program in ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"] {
+            entries.insert("\(lib)/\(program)")
+        }
+        for module in modules { entries.insert("\(lib)/rankings_night/\(module)") }
+        return entries
+    }
 
     // MARK: - Install
 
@@ -33,51 +48,88 @@ import Testing
         try Staging.with { stage in
             let install = try stage.install()
             #expect(install.status == 0, "\(install.stderrText)")
-            #expect(try stage.files() == Self.documentedFiles)
-            #expect(try Data(contentsOf: stage.url("usr/local/bin/rankings"))
-                == Data(contentsOf: RankingsBinary.url))
+            #expect(Self.modules.contains("night.py"))
+            #expect(try stage.entries() == Self.documentedEntries)
+            #expect(try Data(contentsOf: stage.url("usr/local/bin/rankings")) == Data(contentsOf: RankingsBinary.url))
+            for program in ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"] {
+                #expect(try stage.mode("usr/local/lib/rankings/\(program)") == 0o755, "\(program)")
+            }
+            #expect(try stage.mode("usr/local/lib/rankings/rankings_night/night.py") == 0o644)
 
             let uninstall = try stage.installScript(["uninstall"])
             #expect(uninstall.status == 0, "\(uninstall.stderrText)")
-            #expect(try stage.files() == [])
+            #expect(try stage.entries() == [])
+            #expect(!FileManager.default.fileExists(atPath: stage.url("usr/local/lib/rankings").path),
+                    "the night's package directory outlived the uninstall")
         }
     }
 
-    @Test(arguments: ["/usr/local", "/opt/rankings", "/opt/r+d,2.0:x_y-z"])
-    func installedFilesPointWhereTheBinaryWent(prefix: String) throws {
+    /// Each layout's paths end up in the unit, the cron line, the night's own defaults
+    /// (rankings_night/paths.py) and its help, and the links lead to the programs, so the
+    /// installed night finds the binary and the configuration where they went.
+    @Test(arguments: [
+        ["PREFIX": "/usr/local"],
+        ["PREFIX": "/opt/rankings", "SYSCONFDIR": "/opt/rankings/etc"],
+        ["PREFIX": "/opt/r+d,2.0:x_y-z", "PKGLIBDIR": "/opt/night/lib", "LIBEXECDIR": "/opt/night/libexec"],
+    ])
+    func installedFilesPointWhereTheBinaryWent(layout: [String: String]) throws {
         try Staging.with { stage in
-            #expect(try stage.install(prefix: prefix).status == 0)
-            let service = try stage.text("etc/systemd/system/rankings.service")
-            let cron = try stage.text("etc/cron.d/rankings")
-            let wrapper = try stage.text(String(prefix.dropFirst()) + "/libexec/rankings-cron")
-
-            #expect(Self.value(of: "ExecStart", in: service)?.hasPrefix("\(prefix)/bin/rankings aggregate ") == true)
-            #expect(Self.value(of: "EnvironmentFile", in: service) == "/etc/rankings.conf")
-            #expect(cron.contains("\n0 0 * * * rankings \(prefix)/libexec/rankings-cron /etc/rankings.conf\n"))
-            #expect(wrapper.contains("${RANKINGS_BIN:-\(prefix)/bin/rankings}"))
-            for name in try stage.files() where !name.hasSuffix("bin/rankings") {
-                #expect(try stage.text(name).range(of: "@[A-Z]+@", options: .regularExpression) == nil,
-                        "placeholder left in \(name)")
+            let install = try stage.installScript(["install"], layout: layout)
+            #expect(install.status == 0, "\(install.stderrText)")
+            let prefix = layout["PREFIX"]!
+            let etc = layout["SYSCONFDIR"] ?? "/etc"
+            let lib = layout["PKGLIBDIR"] ?? "\(prefix)/lib/rankings"
+            let libexec = layout["LIBEXECDIR"] ?? "\(prefix)/libexec"
+            let service = try stage.text("\(etc)/systemd/system/rankings.service")
+            #expect(Self.value(of: "ExecStart", in: service) == "\(prefix)/bin/rankings-night run --config \(etc)/rankings.conf")
+            #expect(try stage.activeCronLines(etc: etc) == ["0 * * * * rankings \(prefix)/bin/rankings-night cron --config \(etc)/rankings.conf"])
+            let paths = try stage.text("\(lib)/rankings_night/paths.py")
+            #expect(paths.contains("\nBINDIR = \"\(prefix)/bin\"\n"), "\(paths)")
+            #expect(paths.contains("\nSYSCONFDIR = \"\(etc)\"\n"), "\(paths)")
+            for entry in try stage.entries() where !entry.hasSuffix("bin/rankings") && !entry.contains(" -> ") {
+                #expect(try stage.text("/" + entry).range(of: "@[A-Z_]+@", options: .regularExpression) == nil,
+                        "placeholder left in \(entry)")
             }
+            for (link, program) in [("\(prefix)/bin/rankings-night", "rankings-night"),
+                                    ("\(libexec)/rankings-fetch-firestore", "rankings-fetch-firestore"),
+                                    ("\(libexec)/rankings-publish-firestore", "rankings-publish-firestore"),
+                                    ("\(libexec)/rankings-cron", "rankings-cron")] {
+                #expect(stage.url(link).resolvingSymlinksInPath().path
+                        == stage.url("\(lib)/\(program)").resolvingSymlinksInPath().path, "\(link)")
+            }
+
+            // The installed night, through its link, with its compiled-in defaults.
+            let night = stage.url("\(prefix)/bin/rankings-night").path
+            let help = try Command.run(night, ["--help"])
+            #expect(help.status == 0, "\(help.stderrText)")
+            #expect(help.stdoutText.contains("(default \(etc)/rankings.conf)"), "\(help.stdoutText)")
+            let empty = stage.base.appendingPathComponent("empty.conf")
+            try Data().write(to: empty)
+            let settings = try Command.run(night, ["settings", "--config", empty.path])
+            #expect(settings.status == 0, "\(settings.stderrText)")
+            // RANKINGS_BIN's line, with whatever the command says of where the value came from.
+            let bin = "RANKINGS_BIN=\(prefix)/bin/rankings"
+            #expect(settings.stdoutText.split(separator: "\n").contains { $0 == bin || $0.hasPrefix(bin + " ") },
+                    "\(settings.stdoutText)")
         }
     }
 
     /// Each path goes into a unit (split at spaces, "%" a specifier), a crontab line run by sh
-    /// ("&", ";", "$" are syntax) and the configuration; 0.2 put them through sed unescaped
-    /// (`/opt/r&d` became `/opt/r@BINDIR@d`) and split its table at spaces (half an install).
+    /// ("&", ";", "$" are syntax), the configuration and the night's paths.py (a Python string);
+    /// 0.2 put them through sed unescaped (`/opt/r&d` became `/opt/r@BINDIR@d`) and split its
+    /// table at spaces (half an install).
     @Test(arguments: [
         ["PREFIX": "/opt/r&d"], ["SYSCONFDIR": "/my etc"], ["PREFIX": "/opt/a|b"], ["BINDIR": "/opt/bin\\x"],
         ["LIBEXECDIR": "/opt/100%"], ["UNITDIR": "/opt/$HOME"], ["SYSCONFDIR": "/etc;x"], ["PREFIX": "opt/rankings"],
-        ["TMPFILESDIR": "/etc/tmp\nfiles.d"],
+        ["TMPFILESDIR": "/etc/tmp\nfiles.d"], ["PKGLIBDIR": "/opt/lib\"rankings"], ["PKGLIBDIR": "lib/rankings"],
+        ["PKGLIBDIR": "/opt/night's"], ["PKGLIBDIR": "/opt/{lib}"],
     ])
     func installRefusesAPathItsFilesCannotHoldBeforeChangingAnything(layout: [String: String]) throws {
         try Staging.with { stage in
-            for script in ["jobs/install.sh", "jobs/install-monthly.sh"] {
-                let install = try stage.installScript(["install"], layout: layout, script: script)
-                #expect(install.status == 64, "\(script) \(layout): \(install.stderrText)")
-                #expect(install.stderrText.contains("\(layout.keys.first!)="), "\(install.stderrText)")
-                #expect(try stage.files() == [], "\(script) \(layout) installed something")
-            }
+            let install = try stage.installScript(["install"], layout: layout)
+            #expect(install.status == 64, "\(layout): \(install.stderrText)")
+            #expect(install.stderrText.contains("\(layout.keys.first!)="), "\(install.stderrText)")
+            #expect(try stage.entries() == [], "\(layout) installed something")
         }
     }
 
@@ -85,29 +137,37 @@ import Testing
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
             let config = stage.url("etc/rankings.conf")
-            let edited = try stage.text("etc/rankings.conf") + "RANKINGS_FLAGS=--quiet\n"
+            let edited = try stage.text("etc/rankings.conf") + "RANKINGS_MONTHLY=yes\n"
             try Data(edited.utf8).write(to: config)
 
             #expect(try stage.install().status == 0)
             #expect(try stage.text("etc/rankings.conf") == edited, "reinstall must keep the operator's settings")
-            #expect(try stage.installScript(["uninstall"]).status == 0)
-            #expect(try stage.files() == ["etc/rankings.conf"])
+            let uninstall = try stage.installScript(["uninstall"])
+            #expect(uninstall.status == 0)
+            #expect(uninstall.stdoutText.contains("kept /etc/rankings.conf: it was edited"), "\(uninstall.stdoutText)")
+            #expect(try stage.entries() == ["etc/rankings.conf"])
             #expect(try stage.installScript(["uninstall", "--purge"]).status == 0)
-            #expect(try stage.files() == [])
+            #expect(try stage.entries() == [])
+
+            // Unedited, it goes with the rest.
+            #expect(try stage.install().status == 0)
+            #expect(try stage.installScript(["uninstall"]).status == 0)
+            #expect(try stage.entries() == [])
         }
     }
 
-    // MARK: - systemd
+    // MARK: - systemd and cron
 
     @Test func systemdAcceptsTheInstalledUnits() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
             try stage.prepareForVerify()
 
-            // verify only warns about unknown keys and bad values, so silence is the real pass mark.
+            // verify only warns about unknown keys and bad values, so silence is the real pass
+            // mark. It also checks that ExecStart='s program is there under the root (through its
+            // link); the man pages of Documentation= are the package's (Tests/container).
             let verify = try Command.run("systemd-analyze",
-                                         ["verify", "--root=\(stage.root.path)", "rankings.service", "rankings.timer",
-                                          "rankings-publish.service"])
+                                         ["verify", "--man=no", "--root=\(stage.root.path)", "rankings.service", "rankings.timer"])
             #expect(verify.status == 0)
             #expect(verify.stdoutText + verify.stderrText == "")
         }
@@ -118,7 +178,7 @@ import Testing
             #expect(try stage.install().status == 0)
             let timer = try stage.text("etc/systemd/system/rankings.timer")
             let expression = try #require(Self.value(of: "OnCalendar", in: timer))
-            #expect(try stage.text("etc/cron.d/rankings").contains("\nCRON_TZ=America/New_York\n"))
+            #expect(Self.value(of: "Unit", in: timer) == "rankings.service")
 
             // From just before the spring change, both sides of it: midnight EST is 05:00 UTC and
             // midnight EDT is 04:00 UTC. The machine's own zone (UTC here) must not matter.
@@ -147,108 +207,145 @@ import Testing
         }
     }
 
-    // MARK: - Cron wrapper
+    /// Debian's cron ignores CRON_TZ and reads times on the machine's clock, so the entry fires
+    /// every hour and the night decides: in the hour after New York's midnight it runs, in any
+    /// other it does nothing at all (no log, lock or history). Which of the two this test sees
+    /// depends on when it runs; each is checked exactly. The package installs the line commented
+    /// out (CRON_ACTIVE=no).
+    @Test func theCronEntryFiresHourlyAndTheNightRunsOnlyInNewYorksFirstHour() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["0", "0"])
+            let cron = try stage.text("etc/cron.d/rankings")
+            #expect(!cron.split(separator: "\n").contains { $0.hasPrefix("CRON_TZ=") }, "Debian's cron ignores CRON_TZ; the night keeps New York's hour")
+            #expect(try stage.activeCronLines() == ["0 * * * * rankings /usr/local/bin/rankings-night cron --config /etc/rankings.conf"])
 
-    @Test func wrapperWritesTheSampleDocumentWithTheRealBinary() throws {
+            let config = try stage.fakeConfig(fake)
+            for _ in 0..<2 {
+                let before = Self.newYorkHour()
+                let first = try stage.runNight(["cron", "--config", config.path], fake: fake)
+                let second = try stage.runNight(["cron", "--config", config.path], fake: fake)
+                guard Self.newYorkHour() == before else { continue }    // an hour turned meanwhile
+                #expect(first.status == 0, "\(first.stderrText)")
+                #expect(second.status == 0, "\(second.stderrText)")
+                if before == 0 {
+                    #expect(try fake.calls().count == 1, "once a day")
+                    #expect(FileManager.default.fileExists(atPath: stage.url("out/.rankings-nights.json").path))
+                } else {
+                    #expect(try fake.calls() == [])
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
+                    #expect(!FileManager.default.fileExists(atPath: stage.base.appendingPathComponent("night.log").path))
+                }
+                break
+            }
+        }
+        try Staging.with { (packaged: Staging) throws in
+            #expect(try packaged.installScript(["install"], layout: ["CRON_ACTIVE": "no"]).status == 0)
+            #expect(try packaged.activeCronLines() == [])
+            #expect(try packaged.text("etc/cron.d/rankings").contains(
+                "\n#0 * * * * rankings /usr/local/bin/rankings-night cron --config /etc/rankings.conf\n"))
+        }
+    }
+
+    static func newYorkHour() -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "America/New_York")!
+        return calendar.component(.hour, from: Date())
+    }
+
+    // MARK: - The night, as installed
+
+    /// The sample's golden document by the real binary, through the installed command and
+    /// through the rankings-cron shim that 0.3's cron entries name.
+    @Test func theInstalledNightWritesTheSampleDocumentWithTheRealBinary() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
             let root = RankingsBinary.packageRoot
-            let exports = root.appendingPathComponent("sample-data/rating_events.ndjson").path
-            let computedAt = "--computed-at 2026-02-18T05:00:00Z"
+            let golden = try Data(contentsOf: root.appendingPathComponent("sample-data/expected/all_time.json"))
             let output = stage.url("out/all_time.json")
-            try FileManager.default.createDirectory(at: output.deletingLastPathComponent(),
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
             let config = try stage.writeConfig([
-                "RANKINGS_EXPORTS": exports,
+                "RANKINGS_EXPORTS": root.appendingPathComponent("sample-data/rating_events.ndjson").path,
                 "RANKINGS_OUTPUT": output.path,
-                "RANKINGS_FLAGS": "\"\(computedAt)\"",
+                "RANKINGS_FLAGS": "\"--computed-at \(fixedComputedAt)\"",
                 "RANKINGS_BIN": RankingsBinary.url.path,
             ])
 
-            let run = try stage.runWrapper(config: config)
-            #expect(run.status == 0, "\(stage.log())")
+            let run = try stage.runNight(["run", "--config", config.path])
+            #expect(run.status == 0, "\(run.stderrText)")
+            #expect(try Data(contentsOf: output) == golden)
 
-            // The lead's golden document when it is there; otherwise the binary run by hand with
-            // the same arguments, which still proves the wrapper passes them through intact.
-            let golden = root.appendingPathComponent("sample-data/expected/all_time.json")
-            let expected: Data
-            if FileManager.default.fileExists(atPath: golden.path) {
-                expected = try Data(contentsOf: golden)
+            try FileManager.default.removeItem(at: output)
+            let shim = try Command.run(stage.url("usr/local/libexec/rankings-cron").path, [config.path])
+            #expect(shim.status == 0, "\(shim.stderrText)")
+            #expect(try Data(contentsOf: output) == golden)
+
+            let status = try stage.runNight(["status", "--config", config.path])
+            #expect(status.status == 0, "\(status.stderrText)")
+            #expect(status.stdoutText.components(separatedBy: "  ok  ").count - 1 == 2, "\(status.stdoutText)")
+        }
+    }
+
+    /// A try that failed is tried again only when another can succeed (not after a usage or data
+    /// error), up to RANKINGS_RETRIES (3) more; the publish runs once, after the job succeeded,
+    /// and never after it failed. The job runs without the network where the kernel lets the
+    /// night make it a namespace of its own (isolate.py, installed beside the night).
+    @Test(arguments: [
+        (["74", "66", "0"], Int32(0), 3), (["74", "74", "73", "66", "0"], 66, 4), (["64", "0"], 64, 1), (["65", "0"], 65, 1),
+    ])
+    func theJobIsTriedAgainOnlyWhenAnotherTryCanSucceed(plan: [String], status: Int32, tries: Int) throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: plan)
+            let hook = try Hook(stage)
+            let config = try stage.fakeConfig(fake, ["RANKINGS_PUBLISH": "\"\(hook.command)\""])
+            let run = try stage.runNight(["run", "--config", config.path], fake: fake)
+            #expect(run.status == status, "\(run.stderrText)")
+            let call = "aggregate --computed-at T --max-invalid 5 --output \(stage.url("out/all_time.json").path) \(stage.url("exports").path)"
+            #expect(try fake.calls() == Array(repeating: call, count: tries))
+            #expect(try hook.calls() == (status == 0 ? ["\(stage.url("out/all_time.json").path) {\"fake\":true}"] : []))
+            if status == 0 {
+                let network = try String(contentsOf: fake.directory.appendingPathComponent("netns"), encoding: .utf8)
+                let ours = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
+                #expect(network != ours + "\n" || run.stderrText.contains("the job runs with the network"),
+                        "the job had the machine's network, and the night did not say why: \(run.stderrText)")
             } else {
-                let direct = stage.url("direct.json")
-                let byHand = try RankingsBinary.run(
-                    ["aggregate"] + computedAt.split(separator: " ").map(String.init)
-                        + ["--output", direct.path, exports])
-                #expect(byHand.status == 0, "\(byHand.stderrText)")
-                expected = try Data(contentsOf: direct)
+                #expect(!FileManager.default.fileExists(atPath: stage.url("out/all_time.json").path))
             }
-            #expect(try Data(contentsOf: output) == expected)
         }
     }
 
-    @Test func wrapperRetriesATransientFailureAndThenSucceeds() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["74", "66", "0"])
-            let run = try stage.runWrapper(config: try stage.fakeConfig(fake), fake: fake)
-            #expect(run.status == 0, "\(stage.log())")
-            let call = "aggregate --max-invalid 5 --output \(stage.url("out/all_time.json").path) \(stage.url("exports").path)"
-            #expect(try fake.calls() == [call, call, call])
-            #expect(try stage.text("out/all_time.json") == "{\"fake\":true}\n")
-        }
-    }
-
-    @Test func wrapperStopsAfterThreeRetries() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["74", "74", "73", "66", "0"])
-            let run = try stage.runWrapper(config: try stage.fakeConfig(fake), fake: fake)
-            #expect(run.status == 66)
-            #expect(try fake.calls().count == 4)
-            #expect(!FileManager.default.fileExists(atPath: stage.url("out/all_time.json").path))
-        }
-    }
-
-    @Test(arguments: [Int32(64), 65])
-    func wrapperNeverRetriesUsageOrDataErrors(status: Int32) throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["\(status)", "0"])
-            let run = try stage.runWrapper(config: try stage.fakeConfig(fake), fake: fake)
-            #expect(run.status == status)
-            #expect(try fake.calls().count == 1)
-        }
-    }
-
-    @Test func secondWrapperExitsWithoutRunningWhileTheFirstHoldsTheLock() throws {
+    @Test func aSecondNightIsTurnedAwayWhileTheFirstHoldsTheLock() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["block", "0"])
             let config = try stage.fakeConfig(fake)
-            let first = try stage.startWrapper(config: config, fake: fake)
+            let first = try stage.startNight(["run", "--config", config.path], fake: fake)
             // On an early failure, unblock the fake too, so nothing outlives the test for long.
             defer {
                 try? fake.release()
                 if first.isRunning { first.terminate() }
             }
-            try #require(fake.waitUntilStarted(), "the first run never reached the job")
+            try #require(fake.waitUntilStarted(), "the first night never reached the job")
 
-            let second = try stage.runWrapper(config: config, fake: fake)
+            let second = try stage.runNight(["run", "--config", config.path], fake: fake)
             #expect(second.status == 75)
+            #expect(second.stderrText.contains("another night holds \(stage.url("out/.rankings.lock").path)"), "\(second.stderrText)")
             #expect(try fake.calls().count == 1)
 
             try fake.release()
             first.waitUntilExit()
             #expect(first.terminationStatus == 0)
             #expect(try fake.calls().count == 1)
-            #expect(stage.log().contains("another run holds"))
         }
     }
 
-    /// An operator runs the wrapper by hand as root (umask 077) where the job's user keeps its
-    /// files. 0.2 ran, and left a lock and log only root could open: every later run of that
-    /// user failed with 73. Now root is turned away (64) before it creates anything, and the
-    /// user's own run goes ahead. The tests run as root; `nobody` plays the job's user.
+    /// An operator runs the night by hand as root (umask 077) where the job's user keeps its
+    /// files. 0.2 ran, and left a lock and log only root could open: every later night of that
+    /// user failed with 73. Root is turned away (64) before it creates anything, saying so where
+    /// the operator looks (the terminal), and the user's own night goes ahead. The tests run as
+    /// root; `nobody` plays the job's user.
     @Test func rootIsTurnedAwayWhereTheJobsUserKeepsItsFiles() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["0"])
-            let log = stage.url("out/cron.log")
+            let log = stage.url("out/night.log")
             let config = stage.base.appendingPathComponent("user.conf")
             try Data("""
                 RANKINGS_EXPORTS=\(stage.url("exports").path)
@@ -259,145 +356,69 @@ import Testing
                 """.utf8).write(to: config)
             #expect(try Command.run("/bin/chown", ["-R", "nobody:nogroup", stage.base.path]).status == 0)
 
-            let asRoot = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
+            let asRoot = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" run --config \"$1\"", stage.night.path, config.path],
                                          environment: fake.environment)
             #expect(asRoot.status == 64, "\(asRoot.stderrText)")
-            #expect(asRoot.stderrText.contains("running as root, but \(stage.url("out").path) belongs to nobody"), "\(asRoot.stderrText)")
+            #expect(asRoot.stderrText.contains("running as root, but \(stage.url("out").path) belongs to nobody"),
+                    "root is not told why nothing ran: \(asRoot.stderrText)")
             #expect(try fake.calls() == [])
-            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [],
+                    "root left files where the user's nights write")
 
             let asUser = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                                                     stage.wrapper.path, config.path],
+                                                     stage.night.path, "run", "--config", config.path],
                                          environment: fake.environment)
             #expect(asUser.status == 0, "\(asUser.stderrText) \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
             #expect(try fake.calls().count == 1)
         }
     }
 
-    /// A lock outside the job's directory (a shared one like /run/lock) made by root under umask
-    /// 077 was 0600, and the job's user could not open it (73). The wrapper makes it 0644.
-    @Test func aLockMadeUnderAStrictUmaskStaysOpenToOtherUsers() throws {
+    /// A lock outside the job's directory (a shared one like /run/lock) and a log made by root
+    /// under umask 077 were 0600 in 0.2, and the job's user could not open them (73); whoever
+    /// reads the log (an operator in group adm, a log shipper) was locked out too. Both are 0644.
+    @Test func aLockAndALogMadeUnderAStrictUmaskStayOpenToOtherUsers() throws {
         try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0", "0"])
+            let fake = try stage.installWithFake(plan: ["0"])
             let shared = stage.base.appendingPathComponent("lock")
             try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
             try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: shared.path)
             let lock = shared.appendingPathComponent("rankings.lock")
-            let config = try stage.writeConfig([
-                "RANKINGS_EXPORTS": stage.url("exports").path,
-                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
-                "RANKINGS_BIN": fake.executable.path,
-                "RANKINGS_LOCK_FILE": lock.path,
-            ])
-            let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
+            let log = shared.appendingPathComponent("night.log")
+            let config = try stage.fakeConfig(fake, ["RANKINGS_LOCK_FILE": lock.path, "RANKINGS_LOG_FILE": log.path])
+            let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" run --config \"$1\"", stage.night.path, config.path],
                                       environment: fake.environment)
-            #expect(run.status == 0, "\(stage.log())")
-            let mode = try FileManager.default.attributesOfItem(atPath: lock.path)[.posixPermissions] as? Int
-            #expect(mode == 0o644)
+            #expect(run.status == 0, "\(run.stderrText)")
+            #expect(try stage.mode(lock.path) == 0o644)
+            #expect(try stage.mode(log.path) == 0o644)
             let opened = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                                                     "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9", lock.path])
+                                                     "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9 && cat \"$1\" >/dev/null",
+                                                     lock.path, log.path])
             #expect(opened.status == 0, "\(opened.stderrText)")
         }
     }
 
-    /// A log made by the wrapper under umask 077 is 0644, as its lock is: whoever reads the job's
-    /// log (an operator in group adm, a log shipper) is not locked out by the caller's umask.
-    @Test func aLogMadeUnderAStrictUmaskIsReadableByAll() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0"])
-            let config = try stage.fakeConfig(fake)
-            let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" \"$1\"", stage.wrapper.path, config.path],
-                                      environment: fake.environment)
-            #expect(run.status == 0, "\(stage.log())")
-            let log = stage.base.appendingPathComponent("cron.log").path
-            #expect(try FileManager.default.attributesOfItem(atPath: log)[.posixPermissions] as? Int == 0o644)
-        }
-    }
-
-    /// A fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS like the fetch unit's
-    /// try: each stopped try is a failed one, and after the last the wrapper exits 69 without
-    /// running the job, its lock free for the next night (0.3 waited for ever, holding it).
+    /// A fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS on each try: each
+    /// stopped try is a failed one, and after the last the night exits 69 without running the
+    /// job, its lock free for the next night (0.3's cron wrapper waited for ever, holding it).
     @Test func aHungFetchIsStoppedAtItsLimitAndTheLockIsFreed() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["0"])
-            let config = try stage.writeConfig([
-                "RANKINGS_EXPORTS": stage.url("exports").path,
-                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
-                "RANKINGS_BIN": fake.executable.path,
-                "RANKINGS_FETCH": "\"/bin/sleep 600\"",
-                "RANKINGS_FETCH_TIMEOUT_SECONDS": "1",
+            let config = try stage.fakeConfig(fake, [
+                "RANKINGS_FETCH": "\"/bin/sleep 600\"", "RANKINGS_FETCH_TIMEOUT_SECONDS": "1", "RANKINGS_RETRIES": "1",
             ])
-            // Started with no signal blocked, as cron starts it: this test process's children
-            // inherit a mask with SIGTERM blocked, and the stopped try would wait for the KILL.
+            // Started with no signal blocked, as systemd and cron start it: this test process's
+            // children inherit a mask with SIGTERM blocked, and the stopped try would wait for the KILL.
             let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
-            let run = try Command.run("/usr/bin/python3", ["-c", unblocked, stage.wrapper.path, config.path],
+            let run = try Command.run("/usr/bin/python3", ["-c", unblocked, stage.night.path, "run", "--config", config.path],
                                       environment: fake.environment)
-            #expect(run.status == 69, "\(run.stderrText) \(stage.log())")
-            let log = stage.log()
-            #expect(log.components(separatedBy: "fetch hook failed with status 124 (stopped at its limit of 1s) on try ").count - 1 == 4, "\(log)")
-            #expect(log.contains("on try 4; no tries left, the job does not run"), "\(log)")
+            #expect(run.status == 69, "\(run.stderrText)")
+            #expect(run.stderrText.components(separatedBy: "stopping sleep: still running at its limit of 1s").count - 1 == 2,
+                    "\(run.stderrText)")
+            #expect(run.stderrText.contains("fetch: failed with status 124"), "\(run.stderrText)")
             #expect(try fake.calls() == [])
             let lock = stage.url("out/.rankings.lock").path
             let free = try Command.run("/bin/sh", ["-c", "exec 9<\"$0\" && flock --nonblock 9", lock])
             #expect(free.status == 0)
-        }
-    }
-
-    @Test func aFetchLimitThatIsNotANumberIsRefused() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0"])
-            let config = try stage.writeConfig([
-                "RANKINGS_EXPORTS": stage.url("exports").path,
-                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
-                "RANKINGS_BIN": fake.executable.path,
-                "RANKINGS_FETCH_TIMEOUT_SECONDS": "25m",
-            ])
-            let run = try stage.runWrapper(config: config, fake: fake)
-            #expect(run.status == 78)
-            #expect(run.stderrText.contains("RANKINGS_FETCH_TIMEOUT_SECONDS must be a whole number of seconds above 0, not 25m"), "\(run.stderrText)")
-            #expect(try fake.calls() == [])
-        }
-    }
-
-    /// 75 means another run holds the lock, nothing else: flock failing to run (here: not on
-    /// PATH; in 0.3, E2BIG from a 300 KB setting) is 73 with flock's status.
-    @Test func flockFailingIsNotReportedAsAHeldLock() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0"])
-            let config = try stage.fakeConfig(fake)
-            let tools = stage.base.appendingPathComponent("tools")
-            try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
-            for tool in ["bash", "date", "dirname", "stat", "logger", "timeout", "sleep", "head", "sed", "seq", "touch"] {
-                let found = try Command.run("/bin/sh", ["-c", "command -v \"$0\"", tool]).stdoutText
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-                try FileManager.default.createSymbolicLink(atPath: tools.appendingPathComponent(tool).path,
-                                                           withDestinationPath: found)
-            }
-            let run = try Command.run(stage.wrapper.path, [config.path],
-                                      environment: fake.environment.merging(["PATH": tools.path]) { $1 })
-            #expect(run.status == 73, "\(stage.log())")
-            #expect(stage.log().contains("cannot lock \(stage.url("out/.rankings.lock").path): flock failed with status 127; nothing was run"),
-                    "\(stage.log())")
-            #expect(!stage.log().contains("another run holds"))
-            #expect(try fake.calls() == [])
-        }
-    }
-
-    /// The wrapper stops each try where the units do: the job at rankings.service's
-    /// TimeoutStartSec=, the publish hook at rankings-publish.service's, the fetch at the fetch
-    /// unit's default limit.
-    @Test func wrapperLimitsAreTheUnits() throws {
-        try Staging.with { stage in
-            #expect(try stage.install().status == 0)
-            let wrapper = try stage.text("usr/local/libexec/rankings-cron")
-            let job = try stage.text("etc/systemd/system/rankings.service")
-            let publish = try stage.text("etc/systemd/system/rankings-publish.service")
-            let fetch = try stage.text("etc/systemd/system/rankings-fetch.service")
-            #expect(Self.value(of: "TimeoutStartSec", in: job) == "25min")
-            #expect(Self.value(of: "TimeoutStartSec", in: publish) == "10min")
-            #expect(fetch.contains("timeout --kill-after=60 $${RANKINGS_FETCH_TIMEOUT_SECONDS:-1500} $$RANKINGS_FETCH"))
-            #expect(wrapper.contains("\nreadonly job_limit=1500 publish_limit=600 default_fetch_limit=1500\n"))
-            #expect(wrapper.contains("timeout --kill-after=60 \"$limit\""))
         }
     }
 
@@ -426,44 +447,56 @@ extension SchedulingTests {
         /// A path inside the staging root.
         func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
         func text(_ relative: String) throws -> String { try String(contentsOf: url(relative), encoding: .utf8) }
+        /// The permission bits of a path inside the root, or of an absolute path outside it.
+        func mode(_ path: String) throws -> Int? {
+            let full = path.hasPrefix(base.path) ? path : url(path).path
+            return try FileManager.default.attributesOfItem(atPath: full)[.posixPermissions] as? Int
+        }
 
         /// Runs jobs/install.sh against this root with the already built binary, so tests never
         /// start a release build of their own.
-        func installScript(_ arguments: [String], prefix: String = "/usr/local",
-                           layout: [String: String] = [:], script: String = "jobs/install.sh") throws -> Command.Result {
-            try Command.run(RankingsBinary.packageRoot.appendingPathComponent(script).path, arguments,
-                            environment: ["DESTDIR": root.path, "PREFIX": prefix,
+        func installScript(_ arguments: [String], layout: [String: String] = [:]) throws -> Command.Result {
+            try Command.run(RankingsBinary.packageRoot.appendingPathComponent("jobs/install.sh").path, arguments,
+                            environment: ["DESTDIR": root.path, "PREFIX": "/usr/local",
                                           "RANKINGS_PREBUILT": RankingsBinary.url.path].merging(layout) { $1 })
         }
 
-        func install(prefix: String = "/usr/local") throws -> Command.Result { try installScript(["install"], prefix: prefix) }
+        func install() throws -> Command.Result { try installScript(["install"]) }
 
-        /// Regular files under the root, as paths relative to it.
-        func files() throws -> Set<String> {
+        /// Everything under the root but directories, as paths relative to it; a link as
+        /// "LINK -> FILE", FILE being where it leads inside the root.
+        func entries() throws -> Set<String> {
             let rootPath = root.resolvingSymlinksInPath().path
             var found: Set<String> = []
-            let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
-            while let item = walker?.nextObject() as? URL {
-                guard try item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
-                found.insert(String(item.resolvingSymlinksInPath().path.dropFirst(rootPath.count + 1)))
+            for relative in FileManager.default.subpaths(atPath: root.path) ?? [] {
+                let path = root.appendingPathComponent(relative).path
+                let type = try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType
+                if type == .typeSymbolicLink {
+                    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                    let inside = target.hasPrefix(rootPath + "/") ? String(target.dropFirst(rootPath.count + 1)) : "OUTSIDE:" + target
+                    found.insert("\(relative) -> \(inside)")
+                } else if type != .typeDirectory {
+                    found.insert(relative)
+                }
             }
             return found
         }
 
-        /// A configuration in the shipped syntax; the wrapper pauses no time between tries and
-        /// logs to a file the test can read.
+        /// The lines of the installed cron file that cron runs (not comments, not settings).
+        func activeCronLines(etc: String = "/etc") throws -> [String] {
+            try text("\(etc)/cron.d/rankings").split(separator: "\n").map(String.init)
+                .filter { !$0.hasPrefix("#") && !$0.contains("=") }
+        }
+
+        /// A configuration in the shipped syntax; the night pauses no time between tries. Its
+        /// log goes to standard error, which the tests read.
         func writeConfig(_ settings: [String: String]) throws -> URL {
             var all = settings
-            all["RANKINGS_RETRY_PAUSE_SECONDS"] = "0"
-            all["RANKINGS_LOG_FILE"] = base.appendingPathComponent("cron.log").path
+            all["RANKINGS_RETRY_PAUSE_SECONDS"] = all["RANKINGS_RETRY_PAUSE_SECONDS"] ?? "0"
             let text = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\n" }.joined()
             let config = base.appendingPathComponent("rankings.conf")
             try Data(text.utf8).write(to: config)
             return config
-        }
-
-        func log() -> String {
-            (try? String(contentsOf: base.appendingPathComponent("cron.log"), encoding: .utf8)) ?? ""
         }
 
         /// Installs, then sets up a fake `rankings` that ends its runs as `plan` says.
@@ -473,26 +506,27 @@ extension SchedulingTests {
             return try FakeRankings(directory: base.appendingPathComponent("fake"), plan: plan)
         }
 
-        func fakeConfig(_ fake: FakeRankings) throws -> URL {
+        func fakeConfig(_ fake: FakeRankings, _ extra: [String: String] = [:]) throws -> URL {
             try writeConfig([
                 "RANKINGS_EXPORTS": url("exports").path,
                 "RANKINGS_OUTPUT": url("out/all_time.json").path,
                 "RANKINGS_FLAGS": "\"--max-invalid 5\"",
                 "RANKINGS_BIN": fake.executable.path,
-            ])
+            ].merging(extra) { $1 })
         }
 
-        var wrapper: URL { url("usr/local/libexec/rankings-cron") }
+        /// The installed command, through its link in BINDIR.
+        var night: URL { url("usr/local/bin/rankings-night") }
 
-        func runWrapper(config: URL, fake: FakeRankings? = nil) throws -> Command.Result {
-            try Command.run(wrapper.path, [config.path], environment: fake?.environment ?? [:])
+        func runNight(_ arguments: [String], fake: FakeRankings? = nil) throws -> Command.Result {
+            try Command.run(night.path, arguments, environment: fake?.environment ?? [:])
         }
 
-        func startWrapper(config: URL, fake: FakeRankings) throws -> Process {
+        func startNight(_ arguments: [String], fake: FakeRankings) throws -> Process {
             _ = ignoringBrokenPipes
             let process = Process()
-            process.executableURL = wrapper
-            process.arguments = [config.path]
+            process.executableURL = night
+            process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(fake.environment) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -517,13 +551,17 @@ extension SchedulingTests {
             try Data(plan.map { $0 + "\n" }.joined().utf8).write(to: directory.appendingPathComponent("plan"))
         }
 
+        /// The arguments of each run, the night's own --computed-at (the night's start) as T.
         func calls() throws -> [String] {
             let url = directory.appendingPathComponent("calls")
             guard FileManager.default.fileExists(atPath: url.path) else { return [] }
-            return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
+            return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
+                $0.replacingOccurrences(of: #"^aggregate --computed-at \S+"#, with: "aggregate --computed-at T",
+                                        options: .regularExpression)
+            }
         }
 
-        /// Polls for the blocked run's marker; bounded so a broken wrapper fails the test instead of
+        /// Polls for the blocked run's marker; bounded so a broken night fails the test instead of
         /// hanging it.
         func waitUntilStarted() -> Bool {
             let marker = directory.appendingPathComponent("started").path
@@ -536,6 +574,26 @@ extension SchedulingTests {
 
         func release() throws {
             try Data().write(to: directory.appendingPathComponent("release"))
+        }
+    }
+
+    /// A copy of Tests/scheduling/fake-hook's state: what it will answer and whom it was called with.
+    struct Hook {
+        let directory: URL
+        var command: String {
+            RankingsBinary.packageRoot.appendingPathComponent("Tests/scheduling/fake-hook").path + " " + directory.path
+        }
+
+        init(_ stage: Staging, plan: [String] = []) throws {
+            directory = stage.base.appendingPathComponent("hook")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(plan.map { $0 + "\n" }.joined().utf8).write(to: directory.appendingPathComponent("plan"))
+        }
+
+        func calls() throws -> [String] {
+            let url = directory.appendingPathComponent("calls")
+            guard FileManager.default.fileExists(atPath: url.path) else { return [] }
+            return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
         }
     }
 
@@ -591,12 +649,5 @@ extension SchedulingTests.Staging {
         try FileManager.default.createDirectory(at: url("usr/lib/systemd"),
                                                 withIntermediateDirectories: true)
         #expect(try SchedulingTests.Command.run("/bin/cp", ["-a", hostUnits, url("usr/lib/systemd").path]).status == 0)
-        // verify also checks that each command exists under the root: the publish unit's
-        // /bin/sh and /usr/bin/env are on every Debian system, but not in the staging root.
-        for tool in ["bin/sh", "usr/bin/env"] {
-            try FileManager.default.createDirectory(at: url(tool).deletingLastPathComponent(),
-                                                    withIntermediateDirectories: true)
-            #expect(try SchedulingTests.Command.run("/bin/cp", ["/" + tool, url(tool).path]).status == 0)
-        }
     }
 }

@@ -1,15 +1,19 @@
 #!/bin/bash
 # The Debian package under a real systemd and Debian's cron: boots Debian 12 with systemd-nspawn,
-# installs the package in it, and checks what the operator's guide (docs/operators-guide.md) promises about the daily run.
+# installs the package in it, and checks what the operator's guide (docs/operators-guide.md)
+# promises about the night (rankings.service and rankings.timer, the hourly cron entry).
 #
 #   sudo bash Tests/container/run.sh
 #
 # Needs root, the Debian archive (for debootstrap, once; the root file system is cached, see
-# rootfs.sh), and Google's Firestore emulator (gcloud, Java) with google-cloud-firestore in the
-# virtual environment of Tests/firestore/venv.sh, for checks/60-firestore.sh. Environment:
+# rootfs.sh), Google's Firestore emulator (gcloud, Java) with google-cloud-firestore in the
+# virtual environment of Tests/firestore/venv.sh, for checks/60-firestore.sh, promtool (the
+# metrics, checks/50-safetynet.sh), and this repository's git history (0.3's package, built for
+# checks/92-upgrade-from-0.3.sh). Environment:
 # RANKINGS_DEB=path tests that package instead of building one with jobs/package.sh;
 # RANKINGS_CONTAINER_CACHE moves the cache; RANKINGS_CONTAINER_EVIDENCE=DIR keeps the journals
-# of the Firestore chain there.
+# of the Firestore chain there; RANKINGS_CONTAINER_ONLY="10 20 90" sources only the check files
+# whose names start so (for work on some checks: those after an omitted one may need its state).
 #
 # The checks live in checks/*.sh, sourced in name order. Each file registers its checks with
 #   check "what it proves" function_name
@@ -22,6 +26,9 @@
 #                            assertion); CMD is run anew each time, so give it a function,
 #                            not an expanded "$(...)"
 #   set_config KEY VALUE     set KEY in the container's /etc/rankings.conf
+#   journal_lines END ARGS...  the night's lines in the journal (journalctl -t rankings ARGS),
+#                            once a line matches END ($night_end: the night's last line)
+#   night_lines SINCE        the journal's lines of the last night started since Unix time SINCE
 #   $share / /mnt/share      a host directory the container sees; $deb_in_container the package in it
 #   $repo                    this repository on the host
 #   start_emulator / stop_emulator, $emulator, $venv   Google's Firestore emulator, a host
@@ -51,9 +58,10 @@ if ((${#missing[@]})); then
     apt-get update >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
 fi
-for tool in gcloud java; do
+for tool in gcloud java promtool git; do
     if ! command -v "$tool" >/dev/null; then
-        echo "Tests/container/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
+        echo "Tests/container/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java;" \
+            "the metrics are read by promtool; 0.3's package is built from git)" >&2
         exit 2
     fi
 done
@@ -174,6 +182,34 @@ wait_until() {
     return 1
 }
 
+# journal_lines END ARGS...: the lines tagged rankings (the night's and its steps') that
+# journalctl ARGS selects (a --since, an _SYSTEMD_INVOCATION_ID= of a failed unit: a unit that
+# ended well is unloaded, its id with it), once one matches the extended regular expression END.
+# journald reads a service's output as it comes, so right after `systemctl start` returns its
+# last lines may not be there yet; 30 s is a bound, not a timing.
+night_end='^rankings-night: night (done|failed)'
+journal_lines() {
+    local end=$1
+    shift
+    for _ in $(seq 30); do
+        in_container journalctl --no-pager -o cat -t rankings "$@" | grep -E "$end" >/dev/null && break
+        sleep 1
+    done
+    in_container journalctl --no-pager -o cat -t rankings "$@"
+}
+# night_lines SINCE: the lines of the last night that started at or after the Unix time SINCE,
+# from its "night starting" line on, once its last line is there (as journal_lines).
+night_lines() {
+    local lines=
+    for _ in $(seq 30); do
+        lines=$(in_container journalctl --no-pager -o cat -t rankings --since "@$1" |
+            awk '/^rankings-night: night starting / { seen = 1; n = "" } seen { n = n $0 "\n" } END { printf "%s", n }')
+        grep -E "$night_end" <<<"$lines" >/dev/null && break
+        sleep 1
+    done
+    printf '%s\n' "$lines"
+}
+
 set_config() {
     in_container sed -i -e "s|^#\?$1=.*|$1=$2|" /etc/rankings.conf
     in_container grep -qx "$1=$2" /etc/rankings.conf
@@ -204,8 +240,8 @@ rootfs_copy "$rootfs" "$machine"
 
 echo "# booting Debian $rootfs_suite with systemd-nspawn"
 # No systemd as PID 1 on the host: --register=no --keep-unit. --private-network gives the
-# container the loopback that PrivateNetwork=yes needs; the unified hierarchy is what a stock
-# host has.
+# container a network namespace of its own (its loopback, where the emulator listens); the
+# unified hierarchy is what a stock host has.
 SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --boot --directory="$machine" \
     --machine="rankings-test-$$" --register=no --keep-unit --private-network \
     --console=read-only --bind="$share:/mnt/share" </dev/null >"$work/console.log" 2>&1 &
@@ -241,6 +277,9 @@ echo "# booted: $state"
 # --- the checks ----------------------------------------------------------------------------
 
 for file in "$here"/checks/*.sh; do
+    if [[ -n ${RANKINGS_CONTAINER_ONLY:-} && " $RANKINGS_CONTAINER_ONLY " != *" $(basename -- "$file" | cut -d- -f1) "* ]]; then
+        continue
+    fi
     # shellcheck source=/dev/null
     source "$file"
 done

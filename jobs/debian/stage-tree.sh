@@ -32,8 +32,12 @@ done
 
 install -d "$tree/usr/share/man/man1" "$tree/usr/share/doc/rankings"
 python3 "$root/jobs/manpage.py" --version "$version" --date "$date" "$root" | gzip -9n >"$tree/usr/share/man/man1/rankings.1.gz"
-# The page documents the cron wrapper too (operators run it by hand).
-ln -s rankings.1.gz "$tree/usr/share/man/man1/rankings-cron.1.gz"
+# The page documents the night's command too (operators run it by hand, and rankings.service names
+# its page), the Firestore fetch and publish ("Firestore: fetch and publish"), and the rankings-cron
+# shim that 0.3's cron entries still name.
+for command in rankings-night rankings-fetch-firestore rankings-publish-firestore rankings-cron; do
+    ln -s rankings.1.gz "$tree/usr/share/man/man1/$command.1.gz"
+done
 install -m 0644 "$root/jobs/debian/copyright" "$tree/usr/share/doc/rankings/copyright"
 gzip -9n <"$root/jobs/debian/changelog" >"$tree/usr/share/doc/rankings/changelog.Debian.gz"
 # The reference and the operator's guide, without their parts about the source

@@ -1,6 +1,7 @@
 # The man page and the documentation the package ships (made from docs/ by jobs/manpage.py), on
 # the host: groff formats the page without a warning, it has the sections a man page of a command
-# must have, and neither it nor the installed pages send the reader to the source tree.
+# must have, every command and every page the units name has it, and neither it nor the installed
+# pages send the reader to the source tree.
 
 man_page_formats_cleanly() {
     local page warnings
@@ -28,3 +29,23 @@ installed_docs_stand_alone() {
     expect "references to the source tree" "$found" ""
 }
 check "the man page and /usr/share/doc/rankings/ name nothing outside the package" installed_docs_stand_alone
+
+every_command_and_unit_has_its_page() {
+    local tree missing=0 command reference name section
+    tree=$(mktemp -d)
+    dpkg-deb -x "$deb" "$tree"
+    # What an operator types (man rankings-night), and what `systemctl help rankings.service` opens.
+    for command in "$tree"/usr/bin/* "$tree"/usr/libexec/*; do
+        [[ -e $tree/usr/share/man/man1/$(basename -- "$command").1.gz ]] || { echo "no page for ${command#"$tree"}"; missing=1; }
+    done
+    for reference in $(sed -n 's/^Documentation=//p' "$tree"/lib/systemd/system/rankings.*); do
+        name=${reference#man:}
+        section=${name#*(}
+        section=${section%)}
+        name=${name%(*}
+        [[ -e $tree/usr/share/man/man$section/$name.$section.gz ]] || { echo "Documentation=$reference: no such page in the package"; missing=1; }
+    done
+    rm -rf -- "$tree"
+    ((missing == 0))
+}
+check "every command in /usr/bin and /usr/libexec, and every man: page of the units, is in the package" every_command_and_unit_has_its_page

@@ -1,23 +1,65 @@
-# Debian's cron runs a copy of the shipped entry that fires every minute. Debian's cron ignores
-# CRON_TZ, so nothing here depends on it.
+# Debian's cron runs a copy of the shipped entry that fires every minute (the shipped one fires
+# at minute 0 of every hour), with the command's exit status appended to a file. Debian's cron
+# ignores CRON_TZ, so the entry fires every hour and `rankings-night cron` decides: it runs the
+# night in the first hour of New York's day, once, and does nothing in any other. The test
+# cannot choose the hour: it reads the hour cron started the command in from cron's own log
+# line, and checks exactly what that hour promises.
 
-cron_entry_runs_as_rankings() {
+cron_status_file=/var/lib/rankings/cron-status
+# Starts the copy; its first firing comes within a minute.
+cron_every_minute() {
+    in_container rm -f "$cron_status_file"
+    in_container_sh "sed -n 's|^#0 \* \* \* \* \(rankings .*\)|* * * * * \1; echo \$? >>$cron_status_file|p' /etc/cron.d/rankings \
+        >/etc/cron.d/rankings-every-minute"
+    in_container grep -qx '\* \* \* \* \* rankings /usr/bin/rankings-night cron --config /etc/rankings.conf; echo \$? >>'"$cron_status_file" \
+        /etc/cron.d/rankings-every-minute
+}
+cron_stop_every_minute() { in_container rm -f /etc/cron.d/rankings-every-minute; }
+cron_firings() { in_container_sh "test -e $cron_status_file && wc -l <$cron_status_file || echo 0"; }
+cron_fired() { (($(cron_firings) >= $1)); }
+# The exit status of firing N (1: the first).
+cron_status() { in_container sed -n "$1p" "$cron_status_file"; }
+# New York's hour when cron started the command of firing N, from cron's log line (Unix time).
+cron_new_york_hour() {
+    local started
+    started=$(in_container journalctl --no-pager -t CRON -o short-unix --since "@$1" |
+        grep -F '(rankings) CMD (/usr/bin/rankings-night cron --config /etc/rankings.conf;' | sed -n "$2{s/[. ].*//;p}")
+    TZ=America/New_York date -d "@$started" +%H
+}
+
+cron_entry_runs_the_night_in_new_yorks_first_hour_only() {
     in_container systemctl is-active cron
     expect "timer enabled?" "$(in_container systemctl is-enabled rankings.timer || true)" "disabled"
-    in_container rm -f /var/lib/rankings/all_time.json
     set_config RANKINGS_EXPORTS /srv/rankings/exports
-    set_config RANKINGS_LOG_FILE /var/lib/rankings/cron.log
-    in_container_sh "sed 's/^#0 0 \* \* \* /* * * * * /' /etc/cron.d/rankings >/etc/cron.d/rankings-every-minute"
+    set_config RANKINGS_PUBLISH ''
+    in_container rm -f /var/lib/rankings/all_time.json /var/lib/rankings/.rankings-nights.json /var/lib/rankings/.rankings.lock
+    local since hour
+    since=$(in_container date +%s)
+    cron_every_minute
     local fired=0
-    wait_until 150 in_container test -e /var/lib/rankings/all_time.json || fired=1
-    in_container rm -f /etc/cron.d/rankings-every-minute
-    # Let a run that has started finish before anything else touches the files.
-    wait_until 60 in_container_sh 'test ! -e /var/lib/rankings/.rankings.lock || flock -n /var/lib/rankings/.rankings.lock true'
-    in_container cat /var/lib/rankings/cron.log || true
+    wait_until 150 cron_fired 1 || fired=1
+    hour=$(cron_new_york_hour "$since" 1)
+    if ((fired == 0)) && [[ $hour == 00 ]]; then
+        # Once a day: the next minute's firing finds tonight's night in the history.
+        wait_until 90 cron_fired 2 || fired=1
+    fi
+    cron_stop_every_minute
     ((fired == 0))
-    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/all_time.json"
-    expect "document owner" "$(in_container stat -c %U /var/lib/rankings/all_time.json)" "rankings"
-    in_container grep -q 'done: wrote /var/lib/rankings/all_time.json' /var/lib/rankings/cron.log
-    in_container journalctl --no-pager -t CRON | grep -q '(rankings) CMD (/usr/libexec/rankings-cron /etc/rankings.conf)'
+    echo "New York's hour at the first firing: $hour"
+    in_container journalctl --no-pager -o cat -t rankings --since "@$since" || true
+    expect "exit status" "$(cron_status 1)" 0
+    if [[ $hour == 00 ]]; then
+        in_container cat /var/lib/rankings/all_time.json | cmp - "$share/all_time.json"
+        expect "document owner" "$(in_container stat -c %U /var/lib/rankings/all_time.json)" "rankings"
+        expect "second firing" "$(cron_status 2)" 0
+        expect "nights run" "$(in_container python3 -c 'import json; print([n["scheduler"] for n in json.load(open("/var/lib/rankings/.rankings-nights.json"))])')" "['cron']"
+        # Under cron the night logs to syslog, tagged rankings.
+        journal_lines "$night_end" --since "@$since" | grep '^rankings-night: night starting (cron; ' >/dev/null
+    else
+        expect "files made outside New York's first hour" \
+            "$(in_container_sh 'cd /var/lib/rankings && ls -A all_time.json .rankings-nights.json .rankings.lock 2>/dev/null || true')" ""
+    fi
+    in_container journalctl --no-pager -t CRON --since "@$since" | grep -F '(rankings) CMD (/usr/bin/rankings-night cron --config /etc/rankings.conf;' >/dev/null
 }
-check "the cron entry (a copy firing every minute) runs as rankings and writes the document" cron_entry_runs_as_rankings
+check "cron: the entry fires as rankings; the night runs in New York's first hour only, once, and does nothing in others" \
+    cron_entry_runs_the_night_in_new_yorks_first_hour_only

@@ -23,7 +23,12 @@ remove_stops_and_disables_timer() {
     expect "timer active before" "$(in_container systemctl is-active rankings.timer)" "active"
     in_container apt-get remove -y rankings
     expect "timer active after" "$(in_container systemctl is-active rankings.timer || true)" "inactive"
+    # Not there, not even as a link to nothing (test -e follows links): a link left behind
+    # would enable the timer again when the package is installed again.
     in_container test ! -e /etc/systemd/system/timers.target.wants/rankings.timer
+    in_container test ! -L /etc/systemd/system/timers.target.wants/rankings.timer
+    expect "timer enabled after the remove" "$(in_container systemctl is-enabled rankings.timer 2>&1 || true)" \
+        "Failed to get unit file state for rankings.timer: No such file or directory"
     in_container test ! -e /usr/bin/rankings
     in_container test -e /etc/rankings.conf
 }
@@ -32,6 +37,7 @@ check "removing stops and disables the timer and keeps the configuration" remove
 purge_keeps_only_documents() {
     local document
     document=$(in_container md5sum /var/lib/rankings/all_time.json)
+    in_container test -e /var/lib/rankings/.rankings-nights.json
     in_container apt-get purge -y rankings
     local status
     status=$(in_container dpkg-query -W -f '${db:Status-Status}' rankings 2>/dev/null || echo not-installed)
@@ -44,7 +50,10 @@ purge_keeps_only_documents() {
         fi
     done
     in_container test ! -e /var/lib/rankings/.rankings.lock
+    # The night's history is state, not a document: of no use without the package.
+    in_container test ! -e /var/lib/rankings/.rankings-nights.json
     in_container test ! -e /var/lib/systemd/timers/stamp-rankings.timer
     expect "document" "$(in_container md5sum /var/lib/rankings/all_time.json)" "$document"
 }
-check "purging removes the configuration and everything else but the documents" purge_keeps_only_documents
+check "purging removes the configuration, the lock and the night's history, and everything else but the documents" \
+    purge_keeps_only_documents
