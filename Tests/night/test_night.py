@@ -145,7 +145,7 @@ class Night(harness.Case):
         self.configure(RANKINGS_FETCH_TIMEOUT_SECONDS="1", RANKINGS_RETRIES="1")
         self.plan("fetch", "sleep", "sleep")
         done = self.night()
-        self.expect_exit(done, 69, "fetch: failed with status 124 (stopped at its limit) (at its limit of 1s) on try 2")
+        self.expect_exit(done, 69, "fetch: failed with status 124 (stopped at its limit of 1s) on try 2")
         self.expect("tries, each stopped with TERM", [c[:2] for c in self.calls() if c[0] == "stopped"],
                     [["stopped", "fetch"]] * 2)
         self.expect("nothing after it", {c[0] for c in self.calls()}, {"fetch", "sleeping", "stopped"})
@@ -221,7 +221,7 @@ class Night(harness.Case):
             os.umask(old)
         self.expect("mode", stat.S_IMODE(os.stat(log).st_mode), 0o644)
         with open(log) as f:
-            self.expect_in("log", "rankings-night: night done", f.read())
+            self.expect_in("log", "]: night done: the boards are written", f.read())
         os.unlink(log)
         victim = os.path.join(self.work, "victim")
         with open(victim, "w") as f:

@@ -8,6 +8,7 @@ import sys
 import time
 
 from . import history, paths, plan as plans, record as records, settings as setting
+from .folders import refuse_root
 from .log import Log
 from .night import Night
 from .snapshot import Damaged, format_time
@@ -99,8 +100,12 @@ def timer_enabled():
         return False
 
 
-def run_night(settings, scheduler, flags, environ):
+def run_night(settings, scheduler, flags, environ, config=None):
     settings.require("RANKINGS_EXPORTS", "RANKINGS_OUTPUT")
+    # Before the log is opened: root's log file would lock the job's user out of it.
+    command = "rankings-night run" + (f" --config {config}" if config else " --environment")
+    for place in [settings.output] + ([settings.log_file] if settings.log_file else []):
+        refuse_root(os.path.dirname(os.path.abspath(place)), command)
     if history.fetch_directory(settings) or any(os.path.basename(w) == "rankings-publish-firestore"
                                                 for w in settings.publish or []):
         settings.require("RANKINGS_FIRESTORE_PROJECT")     # before anything runs, not at the fetch
@@ -116,7 +121,7 @@ def run_night(settings, scheduler, flags, environ):
         return failure.status
 
 
-def cron(settings, environ):
+def cron(settings, environ, config):
     """Debian's cron ignores CRON_TZ, so the entry fires every hour and the night goes ahead in the
     one hour that is New York's first of the day, once that day."""
     local = zone()(time.time())
@@ -130,7 +135,7 @@ def cron(settings, environ):
     if any(n.get("scheduler") == "cron" and zone()(n.get("started", 0)).date() == local.date()
            for n in history.read(state)):
         return 0
-    return run_night(settings, "cron", [], environ)
+    return run_night(settings, "cron", [], environ, config)
 
 
 def show_plan(settings):
@@ -169,9 +174,9 @@ def main(argv, environ=None):
         settings = load(options, environ)
         if command == "run":
             scheduler = "container" if on_a_platform(environ) else "systemd" if "INVOCATION_ID" in environ else "hand"
-            return run_night(settings, scheduler, flags, environ)
+            return run_night(settings, scheduler, flags, environ, None if options["environment"] else options["config"])
         if command == "cron":
-            return cron(settings, environ)
+            return cron(settings, environ, options["config"])
         if command == "status":
             settings.require("RANKINGS_OUTPUT")
             nights = history.read(os.path.dirname(os.path.abspath(settings.output)))
@@ -189,6 +194,8 @@ def main(argv, environ=None):
     except Failure as failure:
         message = f"{'error: ' if failure.status != CONFIG else ''}{failure}"
         Log(form=refusal_form(argv, environ)).error(message, status=failure.status)
+        if argv[:1] == ["cron"]:
+            said_to_syslog(message)     # cron mails standard error to nobody reading
         return failure.status
     except KeyboardInterrupt:
         return 130
@@ -223,7 +230,15 @@ def rankings_cron(argv, environ=None):
     environ = dict(os.environ if environ is None else environ)
     try:
         settings = setting.read_file(config)
+        return run_night(settings, "cron" if not flags else "hand", flags, environ, config)
     except Failure as failure:
         print(f"rankings-night: {failure}", file=sys.stderr, flush=True)
+        said_to_syslog(str(failure))
         return failure.status
-    return run_night(settings, "cron" if not flags else "hand", flags, environ)
+
+
+def said_to_syslog(message):
+    try:
+        Log(syslog_ident="rankings").error(message)
+    except OSError:
+        pass

@@ -43,7 +43,7 @@ class Log:
         if self.form == "json":
             line = json.dumps(dict(fields, severity=severity, message=text), ensure_ascii=False, default=str)
         elif self.fd is not None:
-            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} rankings-night[{os.getpid()}]: {text}"
+            line = f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {self.program}[{os.getpid()}]: {message if own else text}"
         else:
             line = text
         if self.syslog is not None and self.form != "json":

@@ -12,7 +12,6 @@ import threading
 import time
 
 from . import files, history, metrics, statuses
-from .folders import refuse_root
 from .statuses import CANT_CREATE, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,7 +79,6 @@ class Night:
 
     def run(self):
         self.started = time.time()
-        refuse_root(self.state, "rankings-night run")
         lock_path = self.settings.lock_file or os.path.join(self.state, ".rankings.lock")
         try:
             lock = files.lock(lock_path)
@@ -88,7 +86,11 @@ class Night:
             raise Failure(CANT_CREATE, f"cannot lock {lock_path}: {error.strerror}") from None
         if lock is None:
             raise Failure(TEMPFAIL, f"another night holds {lock_path}; not starting a second one")
-        handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        handlers = {s: signal.signal(s, self._on_signal) for s in stops}
+        # A parent may hand down a mask that blocks them: the night must hear a stop, and its
+        # steps (which inherit the mask) the TERM at their limit.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         steps = []
         try:
             from .cli import zone
@@ -169,7 +171,7 @@ class Night:
             if step.status == 0:
                 self.log(f"{step.name}: done ({step.seconds:.1f}s)")
                 return
-            said = statuses.describe(step.status) + (f" (at its limit of {step.limit}s)" if step.status == STOPPED else "")
+            said = f"124 (stopped at its limit of {step.limit}s)" if step.status == STOPPED else statuses.describe(step.status)
             if self.signal is not None:
                 self.log.error(f"{step.name}: stopped by {signal.Signals(self.signal).name} on try {step.tries}")
                 return

@@ -167,7 +167,9 @@ class Settings:
                 given = text or setting.default
                 value = setting.parse(given) if given or setting.parse is words else None
             except ValueError as problem:
-                raise Failure(CONFIG, f"{self.where.get(name, 'default')}: {name}={text}: {problem}") from None
+                where = self.where.get(name, "default")
+                end = f"; nothing was run {HINT}" if where not in ("environment", "default") else ""
+                raise Failure(CONFIG, f"{where}: {name}={text}: {problem}{end}") from None
             setattr(self, attribute(name), value)
 
     def require(self, *names):
@@ -186,10 +188,11 @@ class Settings:
 
 
 def unknown(name, where):
+    end = f"; nothing was run {HINT}" if where != "environment" else ""
     if name in RETIRED:
-        return Failure(CONFIG, f"{where}: {name}: {RETIRED[name]}")
+        return Failure(CONFIG, f"{where}: {name}: {RETIRED[name]}{end}")
     near = difflib.get_close_matches(name, TABLE, n=1, cutoff=0.8)
-    return Failure(CONFIG, f"{where}: unknown setting {name}" + (f" (did you mean {near[0]}?)" if near else ""))
+    return Failure(CONFIG, f"{where}: unknown setting {name}" + (f" (did you mean {near[0]}?)" if near else "") + end)
 
 
 # Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT... for a Service named rankings.
