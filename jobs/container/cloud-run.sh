@@ -8,7 +8,7 @@ set -eu
 
 PROJECT=my-jokes-app                    # the Firebase / Google Cloud project holding rating_events
 REGION=us-east1                         # where the job, the image and the schedule live
-VERSION=0.3.0                           # jobs/image.sh's tag: rankings --version
+VERSION=0.4.0                           # jobs/image.sh's tag: rankings --version
 IMAGE=$REGION-docker.pkg.dev/$PROJECT/rankings/rankings:$VERSION
 SA=rankings-night@$PROJECT.iam.gserviceaccount.com           # the night's identity
 SCHEDULER_SA=rankings-scheduler@$PROJECT.iam.gserviceaccount.com   # the schedule's identity

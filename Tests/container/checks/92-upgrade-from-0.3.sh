@@ -19,6 +19,8 @@ upgrade_build_old_package() {
     git -C "$repo" archive "$old" | tar -x -C "$upgrade_old_tree"
     dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/rankings >"$upgrade_old_tree/rankings"
     chmod 0755 "$upgrade_old_tree/rankings"
+    # 0.3's package around today's binary: its version is 0.3's changelog's, not the binary's.
+    sed -i 's/^upstream_version=.*/upstream_version=0.3.0/' "$upgrade_old_tree/jobs/package.sh"
     RANKINGS_PREBUILT=$upgrade_old_tree/rankings "$upgrade_old_tree/jobs/package.sh" "$share/old-0.3" >/dev/null 2>"$work/old-package.log" || {
         cat -- "$work/old-package.log"
         return 1
