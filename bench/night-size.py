@@ -28,6 +28,8 @@ sys.path.insert(0, os.path.join(root, "jobs", "night"))
 from rankings_night import snapshot  # noqa: E402
 
 FETCH = os.path.join(root, "jobs", "night", "rankings-fetch-firestore")
+# The generator's votes, fixed so that the benchmark can make them again for the board's check.
+VOTES = ["--seed", "1", "--end", "2026-11-01T00:00:00Z", "--genesis", "2026-11-02T00:00:00Z"]
 SIMULATOR = os.path.join(root, "Tests", "simulator", "firestore_sim.py")
 
 
@@ -66,7 +68,7 @@ def main():
         for documents in (int(n) for n in options.documents.split(",")):
             port = free_port()
             sim = subprocess.Popen([sys.executable, SIMULATOR, "--port", str(port), "--documents", str(documents),
-                                    "--seed", "1", "--stream-rate", str(options.rate)],
+                                    *VOTES, "--stream-rate", str(options.rate)],
                                    stdout=subprocess.PIPE, text=True)
             sim.stdout.readline()
             env = {"PATH": os.environ["PATH"], "RANKINGS_FIRESTORE_PROJECT": "demo",
@@ -88,6 +90,9 @@ def main():
                         shutil.rmtree(directory)
                     else:
                         chain = directory
+                        same = board_is_the_generators(options.rankings, directory, documents, work)
+                        print(f"# {documents}: the board is the one of the generator's own votes: {same}",
+                              file=sys.stderr, flush=True)
                 # 1 % changed: half new votes, half re-ratings, stamped now.
                 changed, rng = documents // 100, random.Random(3)
                 votes = [{"id": f"zz-new-{i:09d}", "joke_id": f"joke-{rng.randrange(500)}", "rating": rng.randint(1, 5)}
@@ -130,7 +135,8 @@ def main():
                 sim.wait()
             size = os.path.getsize(os.path.join(chain, "current", snapshot.SNAPSHOT))
             print(f"\n### {documents:,} votes ({size / 2**30:.2f} GiB snapshot), {options.rate:g} documents/s per stream\n")
-            print(f"Every full night's snapshot the same bytes: {'yes' if len(digests) == 1 else 'NO'}.\n")
+            print(f"Every full night's snapshot the same bytes: {'yes' if len(digests) == 1 else 'NO'}; the board the "
+                  f"one `rankings aggregate` makes of the generator's own votes: {'yes' if same else 'NO'}.\n")
             print("| night | documents read | wall s | peak memory MiB |")
             print("| --- | ---: | ---: | ---: |")
             for label, read, seconds, memory in rows:
@@ -139,6 +145,18 @@ def main():
             shutil.rmtree(chain)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def board_is_the_generators(rankings, directory, documents, work):
+    truth = os.path.join(work, "truth.ndjson")
+    subprocess.run([sys.executable, SIMULATOR, "--documents", str(documents), *VOTES, "--write-ndjson", truth],
+                   check=True, stderr=subprocess.DEVNULL)
+    boards = []
+    for source in (os.path.join(directory, "current"), truth):
+        boards.append(subprocess.run([rankings, "aggregate", "--quiet", "--computed-at", "2026-11-27T05:00:00Z",
+                                      source], check=True, stdout=subprocess.PIPE).stdout)
+    os.unlink(truth)
+    return boards[0] == boards[1]
 
 
 def take(path, count, rng, total):

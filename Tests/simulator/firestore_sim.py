@@ -518,7 +518,7 @@ def main(argv=None):
         elif f.name == "fault_window":
             add(flag, type=lambda t: tuple(float(x) for x in t.split(":")), metavar="FROM:TO", help=text)
         else:
-            kind = int if f.name in ("count_max", "fault_every", "fault_status") else float
+            kind = int if f.name in ("count_max", "fault_every", "fault_status", "export_skip") else float
             add(flag, type=kind, default=f.default, help=text)
     args = vars(parser.parse_args(argv))
     limits = {f.name: args.pop(f.name) for f in dataclasses.fields(Settings)}

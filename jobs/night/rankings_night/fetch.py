@@ -104,9 +104,10 @@ class Fetch:
             return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
         finest = counted if len(counted) > 1 else [(None, None, total)]
         # Ids sharing a long prefix (a counter's zeros) put most documents in one range: cut such
-        # a range finer, a character a round, until no range holds much more than its share.
+        # a range finer, a character a round, until none holds more than a stream's share (each
+        # cut costs a COUNT a character, so no finer than that).
         for _ in range(ranges.DEEPEST):
-            big = [r for r in finest if r[2] > total / streams / 2 and ranges.split(r[0], r[1])]
+            big = [r for r in finest if r[2] > total / streams and ranges.split(r[0], r[1])]
             if not big:
                 break
             children = {r: ranges.split(r[0], r[1]) for r in big}
