@@ -8,7 +8,8 @@
 config_args=/var/lib/rankings/config-args
 config_save() { in_container cp /etc/rankings.conf /root/rankings.conf.before-configuration; }
 config_restore() {
-    in_container mv /root/rankings.conf.before-configuration /etc/rankings.conf
+    # Once, however often it is called (a check's own call, then its EXIT trap).
+    in_container_sh 'test ! -e /root/rankings.conf.before-configuration || mv /root/rankings.conf.before-configuration /etc/rankings.conf'
     in_container_sh "rm -rf $config_args '/var/lib/rankings/config check'"
     if in_container systemctl is-failed --quiet rankings.service; then
         in_container systemctl reset-failed rankings.service
@@ -60,8 +61,12 @@ check "a configuration in every accepted form means the same under systemd and a
 
 # RANKINGS_FLAG for RANKINGS_FLAGS: 0.2 ran the job without the guard. The line is appended, so
 # its number is the file's last.
+# How every refusal of the file ends.
+refused='; nothing was run (see "The configuration file" in rankings(1))'
 config_misspelt() {
     config_save
+    # Put back however the check ends: a misspelt file left behind would refuse every later night.
+    trap config_restore EXIT
     in_container_sh "echo RANKINGS_BIN=/usr/local/bin/rankings-print-args >>/etc/rankings.conf
         echo 'RANKINGS_FLAG=\"--max-drop 1\"' >>/etc/rankings.conf
         rm -f $config_args"
@@ -71,7 +76,7 @@ misspelt_setting_refused_by_systemd_and_cron_alike() {
     config_misspelt
     local line said status=0 history before
     line=$(in_container_sh 'wc -l </etc/rankings.conf')
-    said="rankings-night: /etc/rankings.conf:$line: unknown setting RANKINGS_FLAG (did you mean RANKINGS_FLAGS?)"
+    said="rankings-night: /etc/rankings.conf:$line: unknown setting RANKINGS_FLAG (did you mean RANKINGS_FLAGS?)$refused"
     history=/var/lib/rankings/.rankings-nights.json
     before=$(in_container_sh "md5sum $history 2>/dev/null || echo none")
     in_container systemctl start rankings.service || status=$?
@@ -109,7 +114,7 @@ misspelt_setting_under_cron_is_in_the_journal() {
     in_container journalctl --no-pager -t CRON -t rankings --since "@$since" || true
     expect "exit status (cron)" "$(cron_status 1)" 78
     journal_lines 'RANKINGS_FLAG' --since "@$since" |
-        grep -xF "rankings-night: /etc/rankings.conf:$line: unknown setting RANKINGS_FLAG (did you mean RANKINGS_FLAGS?)" >/dev/null
+        grep -xF "rankings-night: /etc/rankings.conf:$line: unknown setting RANKINGS_FLAG (did you mean RANKINGS_FLAGS?)$refused" >/dev/null
 }
 check "cron: the entry refusing a misspelt setting (78) says so in the journal (journalctl -t rankings)" \
     misspelt_setting_under_cron_is_in_the_journal
