@@ -54,7 +54,8 @@ class Fetch(harness.Case):
             return json.load(f)
 
     def test_a_read_outliving_its_readtime_fails_and_enough_streams_succeed(self):
-        with FirestoreSimulator(documents=12000, seed=3, stream_rate=2000, read_time_life=3) as sim:
+        # One stream needs 12 s, past the readTime's 5; twelve need about 1, with room for a slow machine.
+        with FirestoreSimulator(documents=12000, seed=3, stream_rate=1000, read_time_life=5) as sim:
             done = self.fetch(sim, RANKINGS_FIRESTORE_STREAMS=1)
             self.expect_exit(done, 78, "the read outlived its readTime")
             self.assertFalse(os.path.lexists(os.path.join(self.dir, "current")), "switched in")
