@@ -1,6 +1,6 @@
 """What a night costs at size, against the Firestore simulator (Tests/simulator) run as a process
 of its own at a per-stream rate like production's: full nights at each collection size and each
-number of streams (wall time, documents read, the fetch's peak memory), an incremental night after
+number of streams (wall time, documents read, the fetch's peak memory: all its processes), an incremental night after
 1 % of the votes changed, the merge alone, and the job on the snapshot.
 
     bench/night-size.sh [--documents 1000000,10000000] [--streams 1,4,8,16] [--rate 4000]
@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -40,15 +41,50 @@ def free_port():
 
 
 def run(argv, env=None):
-    """(seconds, peak resident memory in MiB, stderr) of a child run to its end."""
+    """(seconds, peak memory in MiB, stderr) of a child run to its end. The fetch's streams are
+    processes of its own, forked (sharing its pages until written): its memory is the sum of
+    its processes' proportional set sizes, sampled twice a second, or the largest process's
+    peak when that is more (a run shorter than a sample)."""
     started = time.monotonic()
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak, ended = [0], threading.Event()
+
+    def sample():
+        while not ended.wait(0.5):
+            peak[0] = max(peak[0], tree_pss(child.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     err = child.stderr.read()
+    ended.set()
+    sampler.join()
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.monotonic() - started
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv[0]}: exit {os.waitstatus_to_exitcode(status)}: {err.strip()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, err
+    return seconds, max(peak[0], usage.ru_maxrss) / 1024, err
+
+
+def tree_pss(root):
+    """KiB: the proportional set size of process root and every process below it."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, total = {root}, 0
+    for _ in range(4):
+        tree |= {pid for pid, parent in parents.items() if parent in tree}
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                total += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+        except (OSError, StopIteration):
+            pass
+    return total
 
 
 def record(directory):
@@ -137,7 +173,7 @@ def main():
             print(f"\n### {documents:,} votes ({size / 2**30:.2f} GiB snapshot), {options.rate:g} documents/s per stream\n")
             print(f"Every full night's snapshot the same bytes: {'yes' if len(digests) == 1 else 'NO'}; the board the "
                   f"one `rankings aggregate` makes of the generator's own votes: {'yes' if same else 'NO'}.\n")
-            print("| night | documents read | wall s | peak memory MiB |")
+            print("| night | documents read | wall s | peak memory MiB (all processes) |")
             print("| --- | ---: | ---: | ---: |")
             for label, read, seconds, memory in rows:
                 print(f"| {label} | {read:,} | {seconds:.1f} | {memory:.0f} |")

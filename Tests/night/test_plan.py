@@ -7,7 +7,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import parallel, plan, ranges, record, settings  # noqa: E402
+from rankings_night import plan, ranges, record, settings  # noqa: E402
 from rankings_night.snapshot import Damaged, parse_time  # noqa: E402
 
 NOW = parse_time("2026-11-27T05:00:00Z")
@@ -117,11 +117,6 @@ class Ranges(harness.Case):
         cuts = ranges.quantiles(names, 1000, 4)
         self.expect("cuts", cuts, [(None, "00250"), ("00250", "00500"), ("00500", "00750"), ("00750", None)])
         self.expect("too few", ranges.quantiles(names[:3], 3, 4), [(None, None)])
-
-    def test_work_shared_out_keeps_order_and_raises_the_first_failure(self):
-        self.expect("results", parallel.each(lambda x: x * x, range(50), 4), [x * x for x in range(50)])
-        with self.assertRaises(ZeroDivisionError):
-            parallel.each(lambda x: 1 / (x - 7), range(50), 4)
 
 
 class Records(harness.Case):

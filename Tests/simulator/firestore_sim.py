@@ -267,6 +267,7 @@ class FirestoreSimulator:
     def run_query(self, db, body):
         served = self.served_counts
         served.asked("runQuery")
+        asked = time.monotonic()
         if not isinstance(body, dict) or set(body) - {"structuredQuery", "readTime"}:
             raise unsupported("runQuery without a structuredQuery or with a transaction")
         read_time = self.read_time_of(db, body)
@@ -278,8 +279,11 @@ class FirestoreSimulator:
             served.streams += 1
             served.most_streams = max(served.most_streams, served.streams)
         try:
+            # Sent at the stream's rate from when it was asked: the time this process took to
+            # make the answer is part of it, as Firestore's is of its own.
             rate = self.settings.stream_rate
-            time.sleep(self.settings.latency + (len(documents) / rate if rate else 0.0))
+            due = asked + self.settings.latency + (len(documents) / rate if rate else 0.0)
+            time.sleep(max(due - time.monotonic(), 0.0))
         finally:
             with served.lock:
                 served.streams -= 1

@@ -74,8 +74,7 @@ class Fetch:
 
     def read(self, query, out):
         for page in query.pages():
-            for document in page:
-                out.write(document_line(document))
+            out.write_lines([document_line(document) for document in page])
             with self.lock:
                 self.record["documents_read"] += len(page)
 
@@ -118,16 +117,21 @@ class Fetch:
         return ranges.group([(low, high) for low, high, _ in finest], [c for _, _, c in finest], streams)
 
     def read_range(self, read_time, number, part):
-        """One stream: the documents of one range into a file of its own, proven by its COUNT."""
+        """One stream, in a process of its own: the documents of one range into a file of its
+        own, proven by its COUNT; (path, documents read), or the failure with what it had read."""
         low, high, counted = part
         out = Writer(os.path.join(self.folder, f".range-{number:04d}"))
-        self.read(Query(self.firestore, COLLECTION, read_time=read_time, low=low, high=high), out)
+        try:
+            self.read(Query(self.firestore, COLLECTION, read_time=read_time, low=low, high=high), out)
+        except Exception as error:
+            error.documents_read = out.lines
+            raise
         documents, _ = out.close()
         if documents != counted:
             raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched in "
                                        f"{ranges.describe(low, high)}, but Firestore counts {counted} there at "
                                        f"readTime {read_time}")
-        return out.path
+        return out.path, documents
 
     def full(self, reason, watermark):
         say(f"rest: a full read: {reason}")
@@ -153,11 +157,15 @@ class Fetch:
                                                                           for lo, hi, c in parts[:8])
                 + (" …" if len(parts) > 8 else ""))
             begun = time.monotonic()
-            files = parallel.each(lambda numbered: self.read_range(read_time, *numbered), enumerate(parts),
-                                  self.settings.firestore_streams)
+            try:
+                files = parallel.apart(lambda numbered: self.read_range(read_time, *numbered), enumerate(parts))
+            except Exception as error:
+                self.record["documents_read"] += getattr(error, "documents_read", 0)
+                raise
+            self.record["documents_read"] += sum(read for _, read in files)
             seconds = max(time.monotonic() - begun, 0.001)
             out = Writer(self.path)
-            for path in files:
+            for path, _ in files:
                 out.copy(path)
             documents, digest = out.close()
         except Refused as refused:

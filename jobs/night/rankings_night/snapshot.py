@@ -17,11 +17,16 @@ class Damaged(Exception):
     """A snapshot that cannot be built on: the night reads everything instead."""
 
 
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def document_line(document):
     """A Document's line: its name first (what line_name reads without decoding), then the rest."""
-    ordered = {"name": document["name"]}
-    ordered.update((k, v) for k, v in document.items() if k != "name")
-    return (json.dumps(ordered, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    if next(iter(document)) != "name":     # Firestore sends it first: reordered only if not
+        ordered = {"name": document["name"]}
+        ordered.update((k, v) for k, v in document.items() if k != "name")
+        document = ordered
+    return (_LINE.encode(document) + "\n").encode("utf-8")
 
 
 def line_name(line):
@@ -72,6 +77,10 @@ class Writer:
     def write(self, line):
         self._write(line)
         self.lines += 1
+
+    def write_lines(self, lines):
+        self._write(b"".join(lines))
+        self.lines += len(lines)
 
     def copy(self, path):
         """The lines of a file written by another Writer, appended whole, then the file removed."""

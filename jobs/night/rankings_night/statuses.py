@@ -42,3 +42,15 @@ class Failure(Exception):
         super().__init__(message)
         self.status = status
         self.final = status in FINAL if final is None else final
+
+    def __reduce__(self):
+        # Whole across a pipe from a child process (parallel.apart), whatever a subclass's
+        # constructor asks: the message and every attribute, without calling it.
+        return _rebuilt, (type(self), str(self), self.__dict__)
+
+
+def _rebuilt(kind, message, attributes):
+    failure = kind.__new__(kind)
+    Exception.__init__(failure, message)
+    failure.__dict__.update(attributes)
+    return failure
