@@ -117,6 +117,7 @@ class Ranges(harness.Case):
         cuts = ranges.quantiles(names, 1000, 4)
         self.expect("cuts", cuts, [(None, "00250"), ("00250", "00500"), ("00500", "00750"), ("00750", None)])
         self.expect("too few", ranges.quantiles(names[:3], 3, 4), [(None, None)])
+        self.expect("from a stream of names", ranges.quantiles(iter(names), 1000, 4), cuts)
 
 
 class Records(harness.Case):

@@ -94,8 +94,10 @@ class Fetch:
         if self.previous is not None:
             prefix = f"{self.firestore.database_path}/documents/{COLLECTION}/"
             try:
-                names = [name[len(prefix):] for name, _ in sorted_lines(os.path.join(self.previous_folder, SNAPSHOT))]
-                cuts = ranges.quantiles(names, len(names), streams)
+                # Streamed: only the cuts are kept (a list of 10 M names would hold a gigabyte,
+                # and every stream's process would start with it).
+                names = (name[len(prefix):] for name, _ in sorted_lines(os.path.join(self.previous_folder, SNAPSHOT)))
+                cuts = ranges.quantiles(names, self.previous["snapshot_documents"], streams)
             except (Damaged, OSError) as damage:
                 say(f"rest: the previous snapshot cannot place the ranges ({damage}): counting by first characters")
         if cuts is not None:
