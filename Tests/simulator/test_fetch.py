@@ -7,6 +7,7 @@ prefix still spread over the streams. Each good night's board is held to the one
 aggregate` makes from the generator's own votes."""
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -112,6 +113,10 @@ class Fetch(harness.Case):
             self.expect_exit(done, 0, "the incremental night is not proven, so a full read")
             self.expect("mode and drift", (self.record()["mode"], self.record()["drift_documents"]), ("full", 1))
             self.proven_against_the_generator(sim)
+            # Its ranges were cut at the previous snapshot's quantiles: even to a document.
+            said = re.search(r"read in 8 ranges: (.*)", done.stderr)[1]
+            held = [int(part.rsplit(" ", 1)[1]) for part in said.split(", [")]
+            self.assertLessEqual(max(held) - min(held), 2, f"ranges at the quantiles: {said}")
 
 
 if __name__ == "__main__":
