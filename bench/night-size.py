@@ -43,9 +43,11 @@ def free_port():
 def run(argv, env=None):
     """(seconds, peak memory in MiB, stderr) of a child run to its end. The fetch's streams are
     processes of its own, forked (sharing its pages until written): its memory is the sum of
-    its processes' proportional set sizes, sampled twice a second, or the largest process's
-    peak when that is more (a run shorter than a sample)."""
+    its processes' proportional set sizes, sampled twice a second, or GNU time's maximum
+    resident set when that is more (a run shorter than a sample). Not the child's own ru_maxrss:
+    Linux starts it at this process's size, which it was forked from."""
     started = time.monotonic()
+    argv = ["/usr/bin/time", "-f", "maxrss %M", *argv]
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak, ended = [0], threading.Event()
 
@@ -58,11 +60,12 @@ def run(argv, env=None):
     err = child.stderr.read()
     ended.set()
     sampler.join()
-    _, status, usage = os.wait4(child.pid, 0)
+    status = child.wait()
     seconds = time.monotonic() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{argv[0]}: exit {os.waitstatus_to_exitcode(status)}: {err.strip()[-2000:]}")
-    return seconds, max(peak[0], usage.ru_maxrss) / 1024, err
+    err, _, maxrss = err.rstrip("\n").rpartition("\n")
+    if status != 0:
+        sys.exit(f"{argv[3]}: exit {status}: {err.strip()[-2000:]}")
+    return seconds, max(peak[0], int(maxrss.split()[1])) / 1024, err
 
 
 def tree_pss(root):
