@@ -21,6 +21,13 @@ NIGHT = os.path.join(harness.NIGHT, "rankings-night")
 STEP = r"""#!/bin/sh
 name=$(basename "$0")
 dir=$(dirname "$0")
+# The night tries the job's flags on no input (the last word "-") before the fetch: accepted.
+for last; do :; done
+if [ "$name" = rankings ] && [ "$last" = - ]; then
+    echo "$*" >>"$dir/flag-checks"
+    case " $* " in *" --top 20x "*) echo "rankings: error: --top takes a whole number, not '20x'" >&2; exit 64;; esac
+    exit 0
+fi
 trap 'echo "stopped $name" >>"$dir/calls"; exit 143' TERM
 printf '%s %s %s\n' "$name" "$(readlink /proc/self/ns/net)" "$*" >>"$dir/calls"
 env | grep '^RANKINGS_' | sort >"$dir/env.$name"
@@ -102,6 +109,23 @@ class Night(harness.Case):
         self.expect("status", metrics["rankings_night_last_run_exit_status"], "0")
         self.expect("publish", metrics['rankings_night_step_exit_status{step="publish"}'], "0")
         self.assertIn("rankings_night_last_success_timestamp_seconds", metrics)
+
+    def test_the_jobs_flags_are_tried_before_the_fetch(self):
+        # 0.4 found `--top 20x` after a 25,000-document full read (64), every night.
+        self.configure(RANKINGS_FLAGS='"--max-drop 1 --top 20x"')
+        done = self.night()
+        self.expect_exit(done, 78, "RANKINGS_FLAGS: rankings aggregate refuses --max-drop 1 --top 20x: "
+                                   "rankings: error: --top takes a whole number, not '20x'; nothing was run")
+        self.expect("nothing ran", self.calls(), [])
+        self.configure()
+        done = self.night("--", "--top", "20x")
+        self.expect_exit(done, 64, "rankings-night run --: rankings aggregate refuses --top 20x")
+        self.expect("nothing ran", self.calls(), [])
+        with open(os.path.join(self.bin, "flag-checks")) as checks:
+            tried = [line.split(" --output ")[0] for line in checks.read().splitlines()]
+        self.expect("what was tried", tried, ["aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics ",
+                                              "aggregate --quiet --allow-empty --max-drop 1 --metrics ",
+                                              "aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics "])
 
     def test_the_job_runs_without_the_network(self):
         self.configure()

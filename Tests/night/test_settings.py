@@ -106,11 +106,26 @@ class File(harness.Case):
                     self.expect_in("where", ".conf:3: ", str(raised.exception))
 
     def test_times_are_exact(self):
-        s, _ = read(REQUIRED + "RANKINGS_FIRESTORE_SINCE=0001-01-01T00:00:00Z\n")
+        s, _ = read(REQUIRED + "RANKINGS_FIRESTORE_SINCE=1970-01-01T00:00:00Z\n")
         from rankings_night.snapshot import format_time
-        self.expect("the earliest time, written back", format_time(s.firestore_since), "0001-01-01T00:00:00.000000Z")
+        self.expect("the earliest time, written back", format_time(s.firestore_since), "1970-01-01T00:00:00.000000Z")
+        s, _ = read(REQUIRED + "RANKINGS_FIRESTORE_SINCE=2026-11-01T00:00:00.123456789-05:00\n")
+        self.expect("an offset and nanoseconds", s.firestore_since, 1793509200123456789)
         s, _ = read(REQUIRED + "RANKINGS_FIRESTORE_SINCE=-30d\n")
         self.expect("relative", s.firestore_since, -30 * 86400)
+
+    def test_times_before_the_epoch_are_refused_not_read_as_relative(self):
+        # 0001-01-01 overflowed every night (70); a moment before 1970 read as "1 s ago".
+        for text in ("0001-01-01T00:00:00Z", "1969-12-31T23:59:59.999999999Z"):
+            with self.subTest(text=text):
+                with self.assertRaises(Failure) as raised:
+                    read(REQUIRED + f"RANKINGS_FIRESTORE_SINCE={text}\n")
+                self.expect("status", raised.exception.status, 78)
+                self.expect_in("the reason", "from 1970-01-01T00:00:00Z on", str(raised.exception))
+
+    def test_a_byte_order_mark_is_not_part_of_the_first_name(self):
+        s, _ = read(b"\xef\xbb\xbfRANKINGS_EXPORTS=/srv/e\nRANKINGS_OUTPUT=/var/lib/rankings/all_time.json\n")
+        self.expect("the first setting", s.exports, "/srv/e")
 
     def test_a_missing_file_and_missing_required_settings_are_78(self):
         with self.assertRaises(Failure) as raised:
@@ -130,6 +145,13 @@ class Environment(harness.Case):
         with self.assertRaises(Failure) as raised:
             settings.from_environment({"RANKINGS_RETRIES": "three"})
         self.expect("status", raised.exception.status, 78)
+
+    def test_kubernetes_service_links_are_not_settings(self):
+        links = {"RANKINGS_SERVICE_HOST": "10.0.0.1", "RANKINGS_PORT": "tcp://10.0.0.1:80",
+                 "RANKINGS_DB_SERVICE_HOST": "10.0.0.2", "RANKINGS_DB_SERVICE_PORT": "5432",
+                 "RANKINGS_DB_PORT_5432_TCP_ADDR": "10.0.0.2", "RANKINGS_API_V2_PORT": "tcp://10.0.0.3:443"}
+        s = settings.from_environment(dict(links, RANKINGS_FIRESTORE_PROJECT="p1"))
+        self.expect("given", s.given, {"RANKINGS_FIRESTORE_PROJECT": "p1"})
 
     def test_other_variables_and_the_binarys_own_pass(self):
         s = settings.from_environment({"PATH": "/bin", "RANKINGS_CPU": "portable", "RANKINGS_FIRESTORE_PROJECT": "p1"})

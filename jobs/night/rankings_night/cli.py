@@ -1,6 +1,5 @@
 """rankings-night's commands: the front end only parses arguments, loads the settings, calls the
 library and maps failures to exit statuses."""
-import datetime
 import json
 import os
 import subprocess
@@ -11,8 +10,10 @@ from . import history, paths, plan as plans, record as records, settings as sett
 from .folders import refuse_root
 from .log import Log
 from .night import Night
+from .wiring import wire
 from .snapshot import Damaged, format_time
 from .statuses import CONFIG, USAGE, Failure
+from .zone import zone
 
 USAGE_TEXT = """Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
 
@@ -32,17 +33,6 @@ Exit status: the night's (0 success; 64 usage; 69 a fetch or publish that still 
 file it cannot create; 75 another night running; 78 a setting refused; a failed job's own
 status). See rankings(1): "The night", and /usr/share/doc/rankings/operators-guide.md.gz.
 """.replace("@SYSCONFDIR@", paths.SYSCONFDIR)
-NEW_YORK = "America/New_York"
-
-
-def zone(name=NEW_YORK):
-    """seconds -> an aware datetime on New York's clocks (the machine's, without tzdata)."""
-    try:
-        import zoneinfo
-        tz = zoneinfo.ZoneInfo(name)
-    except Exception:  # noqa: BLE001 (no tzdata)
-        tz = None
-    return lambda seconds: datetime.datetime.fromtimestamp(seconds, tz).astimezone(tz)
 
 
 def on_a_platform(environ):
@@ -101,14 +91,12 @@ def timer_enabled():
 
 
 def run_night(settings, scheduler, flags, environ, config=None):
-    settings.require("RANKINGS_EXPORTS", "RANKINGS_OUTPUT")
+    settings.require("RANKINGS_OUTPUT")
+    wire(settings)      # settings that contradict each other: 78 before anything runs
     # Before the log is opened: root's log file would lock the job's user out of it.
     command = "rankings-night run" + (f" --config {config}" if config else " --environment")
     for place in [settings.output] + ([settings.log_file] if settings.log_file else []):
-        refuse_root(os.path.dirname(os.path.abspath(place)), command)
-    if history.fetch_directory(settings) or any(os.path.basename(w) == "rankings-publish-firestore"
-                                                for w in settings.publish or []):
-        settings.require("RANKINGS_FIRESTORE_PROJECT")     # before anything runs, not at the fetch
+        refuse_root(os.path.dirname(os.path.abspath(place)), command, in_container=on_a_platform(environ))
     try:
         log = Log(form=settings.log_format, path=settings.log_file,
                   syslog_ident="rankings" if scheduler == "cron" and not settings.log_file else None)

@@ -30,8 +30,15 @@ publish" in rankings(1), or /usr/share/doc/rankings/firestore.md.gz.
 """
 
 
+def _stderr(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+out = _stderr   # where the fetch's lines go: standard error, or the night's log when it runs there
+
+
 def say(message):
-    print(f"{PROGRAM}: {one_line(auth.redact(message))}", file=sys.stderr, flush=True)
+    out(f"{PROGRAM}: {one_line(auth.redact(message))}")
 
 
 class NotProven(Exception):
@@ -279,11 +286,12 @@ def previous_night(folder, now_ns):
     return record, None
 
 
-def run(directory, settings):
-    """One fetch into DIR; rankings-fetch.prom written however it ends (but for 64, when root is
-    turned away before anything is touched). Raises Failure."""
+def run(directory, settings, deadline=None):
+    """One fetch into DIR within `deadline` seconds (RANKINGS_FIRESTORE_DEADLINE_SECONDS when
+    None); rankings-fetch.prom written however it ends (but for 64, when root is turned away
+    before anything is touched). Raises Failure."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
-    night = Run(PROGRAM, directory, settings.firestore_deadline_seconds, say)
+    night = Run(PROGRAM, directory, deadline or settings.firestore_deadline_seconds, say)
     night.record, status = {}, 70
     try:
         with night:

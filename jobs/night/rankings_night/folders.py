@@ -58,7 +58,7 @@ def owner_name(uid):
         return str(uid)
 
 
-def refuse_root(place, command):
+def refuse_root(place, command, in_container=False):
     """Root working where another user keeps the files would leave root's files there that the
     user's runs could not replace: 64 before anything is made. A path not there yet: its nearest
     existing parent counts."""
@@ -73,8 +73,10 @@ def refuse_root(place, command):
         return
     if uid != 0:
         user = owner_name(uid)
+        how = (f"start the container as that user (podman/docker --user {uid}, Kubernetes "
+               f"securityContext.runAsUser: {uid})" if in_container else f"sudo -u {user} {command}")
         raise Failure(USAGE, f"running as root, but {place} belongs to {user}: run it as that user "
-                             f"(sudo -u {user} {command}); nothing was done")
+                             f"({how}); nothing was done")
 
 
 def sync_tree(folder):

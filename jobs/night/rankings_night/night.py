@@ -8,16 +8,18 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-from . import files, history, metrics, statuses
-from .statuses import CANT_CREATE, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
+from . import fetch, files, history, metrics, publish, statuses, wiring
+from .log import severity_of
+from .settings import PASSED
+from .statuses import CANT_CREATE, CONFIG, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
+from .zone import zone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB_SECONDS, PUBLISH_SECONDS, KILL_AFTER = 1500, 600, 60
-MONTHLY_FLAGS = ["--max-drop", "100", "--allow-empty", "--since", "-30d"]
-FETCH_HOOK = "rankings-fetch-firestore"
 
 
 def utc(seconds):
@@ -25,8 +27,11 @@ def utc(seconds):
 
 
 class Step:
-    def __init__(self, name, commands, limit, isolate=False):
-        self.name, self.commands, self.limit, self.isolate = name, commands, limit, isolate
+    """One step: its actions run in order, each a command (a child process) or a function of this
+    process returning (status, why); a retry starts at the first action not yet done."""
+
+    def __init__(self, name, actions, limit, isolate=False):
+        self.name, self.commands, self.limit, self.isolate = name, actions, limit, isolate
         self.status = self.why = None
         self.tries, self.seconds, self.boards = 0, 0.0, []
 
@@ -40,36 +45,91 @@ class Night:
         self.stopped = threading.Event()
         self.state = os.path.dirname(os.path.abspath(settings.output))
         self.child = None
+        self.wiring = wiring.wire(settings)
 
     # --- what runs ---------------------------------------------------------------------------
 
     def boards(self):
-        """(name, output, flags) of every board, all made from the one snapshot the night reads."""
-        s = self.settings
-        boards = [("all_time", s.output, [])]
-        if s.monthly == "yes":
-            boards.append(("monthly", s.monthly_output or os.path.join(self.state, "monthly.json"), MONTHLY_FLAGS))
-        return boards
+        """(role, output, flags) of every board, all made from the one snapshot the night reads."""
+        return [(b.role, b.output, list(b.flags)) for b in self.wiring.boards]
 
-    def steps(self, exports):
-        s, computed_at = self.settings, "COMPUTED_AT"
+    def job_command(self, board, computed_at, exports):
+        s = self.settings
+        metrics_flag = ["--metrics", s.metrics] if s.metrics and board.role == "all_time" else []
+        return [s.bin, "aggregate", "--computed-at", computed_at] + s.flags + self.extra_flags + list(board.flags) \
+            + metrics_flag + ["--output", board.output, exports]
+
+    def steps(self):
+        s, w = self.settings, self.wiring
         steps = []
-        if s.fetch:
-            steps.append(Step("fetch", [s.fetch], s.fetch_timeout_seconds))
-        jobs = []
-        for name, output, flags in self.boards():
-            metrics_flag = ["--metrics", s.metrics] if s.metrics and name == "all_time" else []
-            jobs.append([s.bin, "aggregate", "--computed-at", computed_at] + s.flags + self.extra_flags + flags
-                        + metrics_flag + ["--output", output, exports])
-        steps.append(Step("aggregate", jobs, JOB_SECONDS, isolate=True))
-        if s.publish:
-            steps.append(Step("publish", [s.publish + [output] for _, output, _ in self.boards()], PUBLISH_SECONDS))
+        if w.fetch_directory is not None:
+            # The shipped fetch runs here: its own deadline (the shorter of the two settings) ends it.
+            steps.append(Step("fetch", [lambda: self.fetch_here(w.fetch_directory)],
+                              min(s.fetch_timeout_seconds, s.firestore_deadline_seconds)))
+        elif w.fetch_command:
+            steps.append(Step("fetch", [list(w.fetch_command)], s.fetch_timeout_seconds))
+        steps.append(Step("aggregate", [], JOB_SECONDS, isolate=True))
+        if w.publish_firestore:
+            steps.append(Step("publish", [lambda b=b: self.publish_here(b) for b in w.boards], PUBLISH_SECONDS))
+        elif w.publish_command:
+            steps.append(Step("publish", [list(w.publish_command) + [b.output] for b in w.boards], PUBLISH_SECONDS))
         return steps
+
+    def fetch_here(self, directory):
+        fetch.out = self.relay_line
+        return self.called(lambda: fetch.run(directory, self.settings,
+                                             deadline=min(self.settings.fetch_timeout_seconds,
+                                                          self.settings.firestore_deadline_seconds)))
+
+    def publish_here(self, board):
+        publish.out = self.relay_line
+        return self.called(lambda: publish.publish(board.output, self.settings, name=board.document))
+
+    def called(self, work):
+        """(status, why) of a step's function: its Failure's status, a signal it was stopped by
+        (which stops the night too), or 70 for anything else (a bug)."""
+        try:
+            work()
+            return 0, None
+        except Failure as failure:
+            if failure.status - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) and self.signal is None:
+                self.signal = failure.status - 128
+                self.stopped.set()
+            return failure.status, str(failure)
+        except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
+            why = f"unexpected {type(error).__name__}: {error} (a bug in rankings-night)"
+            self.relay_line(f"rankings-night: error: {why}")
+            return statuses.SOFTWARE, why
+
+    def relay_line(self, line):
+        self.log(line, severity_of(line), own=False)
+
+    def check_flags(self):
+        """The job's flags tried on no input before the fetch, so a typo is refused in a second
+        rather than after an hour's read: RANKINGS_FLAGS alone (78, the file's), then with those
+        after `run --` (64, the command line's)."""
+        s = self.settings
+        with tempfile.TemporaryDirectory(prefix="rankings-flags.") as scratch:
+            for source, flags, status in (("RANKINGS_FLAGS", s.flags, CONFIG),
+                                          ("rankings-night run --", s.flags + self.extra_flags, statuses.USAGE)):
+                if not flags or (status == statuses.USAGE and not self.extra_flags):
+                    continue
+                argv = [s.bin, "aggregate", "--quiet", "--allow-empty"] + flags \
+                    + ["--metrics", "", "--output", os.path.join(scratch, "board.json"), "-"]
+                try:
+                    done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, timeout=60, cwd=scratch)
+                except (OSError, subprocess.TimeoutExpired):
+                    return      # the aggregate step says what is wrong with the binary
+                if done.returncode == statuses.USAGE:
+                    said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["usage"]
+                    raise Failure(status, f"{source}: rankings aggregate refuses "
+                                          f"{' '.join(flags if status == CONFIG else self.extra_flags)}: "
+                                          f"{said[0]}; nothing was run")
 
     def child_environment(self):
         """The settings as the steps' environment: the ones read, never other RANKINGS_* variables
         of the caller's (but `rankings`'s own, RANKINGS_CPU and RANKINGS_INFLATE)."""
-        from .settings import PASSED
         environ = {k: v for k, v in self.environ.items()
                    if not (k.startswith("RANKINGS_") or k == "FIRESTORE_EMULATOR_HOST") or k in PASSED}
         environ.update(self.settings.environment())
@@ -93,18 +153,16 @@ class Night:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         steps = []
         try:
-            from .cli import zone
             self.log(f"night starting ({self.scheduler}; New York time {zone()(self.started):%Y-%m-%d %H:%M:%S %Z})")
-            exports = self.settings.exports
-            for step in self.steps(exports):
+            self.check_flags()
+            for step in self.steps():
                 steps.append(step)
                 if step.name == "aggregate":
                     # Both boards from one snapshot, whatever a later fetch does to `current`, and
                     # one computed_at: the step's start, after the fetch, so that a window the fetch
                     # read (RANKINGS_FIRESTORE_SINCE=-30d) holds all that --since -30d counts.
-                    resolved, computed_at = os.path.realpath(exports), utc(time.time())
-                    step.commands = [[computed_at if w == "COMPUTED_AT" else w for w in c[:-1]] + [resolved]
-                                     for c in step.commands]
+                    resolved, computed_at = os.path.realpath(self.wiring.exports), utc(time.time())
+                    step.commands = [self.job_command(b, computed_at, resolved) for b in self.wiring.boards]
                 self.run_step(step)
                 if step.status != 0:
                     break
@@ -159,11 +217,15 @@ class Night:
         while True:
             step.tries += 1
             step.status = 0
-            for number, argv in enumerate(step.commands):
+            for number, action in enumerate(step.commands):
                 if number < len(step.boards):
                     continue    # published or written on an earlier try
-                self.log(f"{step.name}: try {step.tries} of {tries}: {' '.join(argv)}")
-                step.status, step.why = self.attempt(argv, step.limit, step.isolate)
+                if callable(action):
+                    self.log(f"{step.name}: try {step.tries} of {tries}")
+                    step.status, step.why = action()
+                else:
+                    self.log(f"{step.name}: try {step.tries} of {tries}: {' '.join(action)}")
+                    step.status, step.why = self.attempt(action, step.limit, step.isolate)
                 if step.status != 0:
                     break
                 step.boards.append(number)
@@ -203,8 +265,7 @@ class Night:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 if line:
                     last[0] = line
-                    from .log import severity_of
-                    self.log(line, severity_of(line), own=False)
+                    self.relay_line(line)
         reader = threading.Thread(target=relay, daemon=True)
         reader.start()
         ends, killed, status = time.monotonic() + limit, None, None

@@ -26,8 +26,15 @@ them over. See "Firestore: fetch and publish" in rankings(1), or
 """
 
 
+def _stderr(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+out = _stderr   # where the publish's lines go: standard error, or the night's log when it runs there
+
+
 def say(message):
-    print(f"{PROGRAM}: {one_line(auth.redact(message))}", file=sys.stderr, flush=True)
+    out(f"{PROGRAM}: {one_line(auth.redact(message))}")
 
 
 def plain(value):
@@ -64,10 +71,12 @@ def is_firestore_body(path):
     return isinstance(top, dict) and "fields" in top and "week_id" not in top
 
 
-def publish(path, settings):
+def publish(path, settings, name=None):
+    """DOC written as COLLECTION/NAME: `name` given by the night (the board's role), or DOC's file
+    name without .json when run by hand."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     collection = settings.firestore_collection
-    name = os.path.basename(path).removesuffix(".json")
+    name = name or os.path.basename(path).removesuffix(".json")
     if not name or name.startswith("."):
         raise Failure(USAGE, f"{path}: no document name in the file name")
     if not os.path.exists(path):
@@ -76,11 +85,14 @@ def publish(path, settings):
     if is_firestore_body(path):
         command += ["--format", "firestore"]
     try:
-        checked = subprocess.run(command + [path], stdout=subprocess.PIPE)
+        checked = subprocess.run(command + [path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
     except OSError as error:
         raise Failure(CONFIG, f"cannot run {settings.bin} (RANKINGS_BIN): {error.strerror}") from None
     if checked.returncode != 0:
-        raise Failure(checked.returncode, f"{path} not published: rankings check said status {checked.returncode}")
+        said = checked.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise Failure(checked.returncode, f"{path} not published: rankings check said status {checked.returncode}"
+                      + (f": {said[0]}" if said else ""))
     body = json.loads(checked.stdout)
     week = body.get("fields", {}).get("week_id", {}).get("stringValue", "")
     # A week's board goes under its own week (the app reads weekly_rankings/WEEK); an all-time

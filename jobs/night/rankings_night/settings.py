@@ -64,9 +64,14 @@ def since(text):
             raise ValueError("must go back from 1h to 3660d")
         return -seconds
     try:
-        return parse_time(text)
-    except ValueError:
+        nanoseconds = parse_time(text)
+    except (ValueError, OverflowError):
         raise ValueError("must be an RFC 3339 time (2026-01-01T00:00:00Z) or -Nd/-Nh") from None
+    # A time before the epoch would read as a negative offset (-Nh), and Firestore's Timestamps
+    # start at year 1 but no vote of this app predates 1970.
+    if nanoseconds < 0:
+        raise ValueError("must be an RFC 3339 time from 1970-01-01T00:00:00Z on, or -Nd/-Nh")
+    return nanoseconds
 
 
 def pattern(regex, what):
@@ -195,8 +200,11 @@ def unknown(name, where):
     return Failure(CONFIG, f"{where}: unknown setting {name}" + (f" (did you mean {near[0]}?)" if near else "") + end)
 
 
-# Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT... for a Service named rankings.
-SERVICE_LINK = re.compile(r"RANKINGS_(SERVICE_(HOST|PORT)|PORT)(_.*)?")
+# Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT_8080_TCP... for a Service named
+# rankings, and RANKINGS_DB_SERVICE_HOST... for one named rankings-db (unless the pod sets
+# enableServiceLinks: false): never settings, so passed over. No setting ends in _PORT or
+# _SERVICE_HOST, so none is mistaken for one.
+SERVICE_LINK = re.compile(r"RANKINGS(_[A-Z0-9_]+?)?_(SERVICE_(HOST|PORT)|PORT)(_.*)?")
 
 
 def from_environment(environ):
@@ -231,6 +239,8 @@ def read_file(path):
     except OSError as error:
         raise Failure(CONFIG, f"cannot read the configuration {path}: {error.strerror}") from None
     given, where = {}, {}
+    # An editor's UTF-8 byte order mark: invisible, and not part of the first name.
+    data = data.removeprefix(b"\xef\xbb\xbf")
     for number, raw in enumerate(data.split(b"\n"), 1):
         def refuse(problem):
             return Failure(CONFIG, f"{path}:{number}: {problem}; nothing was run {HINT}")

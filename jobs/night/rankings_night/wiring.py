@@ -1,0 +1,90 @@
+"""What the settings make of a night, decided once before anything runs: which fetch (the shipped
+one in this process, another program, or none), the snapshot the job reads, every board with its
+file and its document, and which publish. Settings that contradict each other are refused here
+(78), so no night can build a board from a folder the fetch does not write, or publish one board
+under another's name.
+
+A board's document is fixed by its role, never by its file's name: the all-time board is always
+weekly_rankings/all_time, the 30-day board always its own document, whatever RANKINGS_OUTPUT and
+RANKINGS_MONTHLY_OUTPUT are called."""
+import os
+from dataclasses import dataclass, field
+
+from .statuses import CONFIG, Failure
+
+SHIPPED_FETCH = "rankings-fetch-firestore"
+SHIPPED_PUBLISH = "rankings-publish-firestore"
+MONTHLY_FLAGS = ["--max-drop", "100", "--allow-empty", "--since", "-30d"]
+
+
+@dataclass(frozen=True)
+class Board:
+    role: str           # "all_time" or "monthly"
+    output: str         # its file
+    flags: tuple        # the job's flags for this board, after the operator's
+    document: str       # its name in RANKINGS_FIRESTORE_COLLECTION
+
+
+@dataclass(frozen=True)
+class Wiring:
+    exports: str                    # what the job reads (the fetch's DIR/current with the shipped fetch)
+    boards: tuple
+    fetch_directory: str = None     # the shipped fetch's DIR: run in this process
+    fetch_command: tuple = None     # another fetch program, run as a child
+    publish_firestore: bool = False     # the shipped publish: run in this process
+    publish_command: tuple = None   # another publish program, once per board with its path
+    notes: list = field(default_factory=list)
+
+
+def _same(a, b):
+    """Two paths that name one place, spelt alike or not (a trailing slash, ./, a linked parent)."""
+    def canonical(path):
+        path = os.path.abspath(path)
+        return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    return canonical(a) == canonical(b)
+
+
+def _named(words, program):
+    return bool(words) and os.path.basename(words[0]) == program
+
+
+def wire(settings):
+    """The night's Wiring, or Failure(78) naming the settings that contradict each other."""
+    state = os.path.dirname(os.path.abspath(settings.output))
+    fetch, publish = list(settings.fetch or []), list(settings.publish or [])
+    fetch_directory = fetch_command = None
+    if _named(fetch, SHIPPED_FETCH):
+        if len(fetch) != 2:
+            raise Failure(CONFIG, f"RANKINGS_FETCH runs {SHIPPED_FETCH} with {len(fetch) - 1} arguments: it takes "
+                                  f"one, the folder its nights go in (RANKINGS_FETCH=\"{fetch[0]} DIR\")")
+        fetch_directory = fetch[1]
+    elif fetch:
+        fetch_command = tuple(fetch)
+    if fetch_directory is not None:
+        exports = os.path.join(fetch_directory, "current")
+        if settings.exports and not _same(settings.exports, exports):
+            raise Failure(CONFIG, f"RANKINGS_EXPORTS={settings.exports} is not the folder the fetch writes "
+                                  f"({exports}): the boards would be built from other votes than the fetch read; "
+                                  f"set RANKINGS_EXPORTS={exports}, or leave it unset")
+    elif settings.exports:
+        exports = settings.exports
+    else:
+        raise Failure(CONFIG, f"RANKINGS_EXPORTS is not set ({settings.source}), and no RANKINGS_FETCH="
+                              f"\"{SHIPPED_FETCH} DIR\" gives it")
+    publish_firestore = _named(publish, SHIPPED_PUBLISH)
+    if publish_firestore and len(publish) != 1:
+        raise Failure(CONFIG, f"RANKINGS_PUBLISH runs {SHIPPED_PUBLISH} with arguments: it takes none "
+                              "(the night hands it each board)")
+    boards = [Board("all_time", settings.output, (), "all_time")]
+    if settings.monthly == "yes":
+        monthly = settings.monthly_output or os.path.join(state, "monthly.json")
+        if _same(monthly, settings.output):
+            raise Failure(CONFIG, f"RANKINGS_MONTHLY_OUTPUT={monthly} is RANKINGS_OUTPUT's file: each board needs "
+                                  "its own (leave RANKINGS_MONTHLY_OUTPUT unset for monthly.json beside it)")
+        boards.append(Board("monthly", monthly, tuple(MONTHLY_FLAGS), "monthly"))
+    if (fetch_directory is not None or publish_firestore) and not settings.firestore_project:
+        raise Failure(CONFIG, f"RANKINGS_FIRESTORE_PROJECT is not set ({settings.source}): the Firestore "
+                              f"{'fetch' if fetch_directory is not None else 'publish'} needs it")
+    return Wiring(exports=exports, boards=tuple(boards), fetch_directory=fetch_directory,
+                  fetch_command=fetch_command, publish_firestore=publish_firestore,
+                  publish_command=None if publish_firestore or not publish else tuple(publish))

@@ -1,0 +1,14 @@
+"""New York's clocks, where the night's day begins (the cloud function ran at its midnight)."""
+import datetime
+
+NEW_YORK = "America/New_York"
+
+
+def zone(name=NEW_YORK):
+    """seconds -> an aware datetime on New York's clocks (the machine's, without tzdata)."""
+    try:
+        import zoneinfo
+        tz = zoneinfo.ZoneInfo(name)
+    except Exception:  # noqa: BLE001 (no tzdata)
+        tz = None
+    return lambda seconds: datetime.datetime.fromtimestamp(seconds, tz).astimezone(tz)
