@@ -159,6 +159,18 @@ class Environment(harness.Case):
         self.expect("given", s.given, {"RANKINGS_FIRESTORE_PROJECT": "p1"})
 
 
+class Shown(harness.Case):
+    def test_settings_on_a_platform_show_what_the_night_uses(self):
+        # 0.4 showed RANKINGS_RETRIES=3 and RANKINGS_LOG_FORMAT=plain while the night used 0 and json.
+        environ = {"PATH": os.environ["PATH"], "CLOUD_RUN_JOB": "rankings", "RANKINGS_OUTPUT": "/tmp/x/all_time.json"}
+        done = harness.run([os.path.join(harness.NIGHT, "rankings-night"), "settings", "--environment"], env=environ)
+        self.expect_exit(done, 0)
+        lines = done.stdout.decode() if isinstance(done.stdout, bytes) else done.stdout
+        self.expect_in("retries", "RANKINGS_RETRIES=0    # default on a container platform\n", lines)
+        self.expect_in("log format", "RANKINGS_LOG_FORMAT=json    # default on a container platform\n", lines)
+        self.expect_in("others as before", "RANKINGS_RETRY_PAUSE_SECONDS=300    # default\n", lines)
+
+
 class Documented(harness.Case):
     def test_configuration_md_lists_exactly_the_table(self):
         with open(os.path.join(harness.ROOT, "docs", "configuration.md"), encoding="utf-8") as page:

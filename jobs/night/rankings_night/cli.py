@@ -74,10 +74,13 @@ def parse(argv):
 def load(options, environ):
     if options["environment"]:
         settings = setting.from_environment(environ)
-        if on_a_platform(environ) and "RANKINGS_RETRIES" not in settings.given:
-            settings.retries = 0
-        if on_a_platform(environ) and "RANKINGS_LOG_FORMAT" not in settings.given:
-            settings.log_format = "json"
+        if on_a_platform(environ):
+            # The platform retries a failed task and reads JSON logs: its defaults, shown as
+            # such by `settings`, which prints what the night uses.
+            for name, text, value in (("RANKINGS_RETRIES", "0", 0), ("RANKINGS_LOG_FORMAT", "json", "json")):
+                if name not in settings.given:
+                    settings.given[name], settings.where[name] = text, "default on a container platform"
+                    setattr(settings, setting.attribute(name), value)
         return settings
     return setting.read_file(options["config"])
 
@@ -127,7 +130,8 @@ def cron(settings, environ, config):
 
 
 def show_plan(settings):
-    directory = history.fetch_directory(settings)
+    settings.require("RANKINGS_OUTPUT")
+    directory = wire(settings).fetch_directory
     if directory is None:
         return "RANKINGS_FETCH does not run rankings-fetch-firestore: the night reads RANKINGS_EXPORTS as it is"
     now = time.time_ns()
