@@ -20,6 +20,15 @@ CONTAINER = os.path.join(harness.ROOT, "jobs", "container")
 FINAL = [64, 65, 70, 78]    # statuses.py's FINAL: another try cannot change them
 
 
+def longest_try():
+    """The night's own limits added up for the image's settings with the 30-day board on."""
+    from rankings_night import night, settings
+    return night.longest_try(settings.from_environment({
+        "RANKINGS_OUTPUT": "/var/lib/rankings/all_time.json", "RANKINGS_FIRESTORE_PROJECT": "p",
+        "RANKINGS_FETCH": "/usr/libexec/rankings-fetch-firestore /var/lib/rankings/firestore",
+        "RANKINGS_PUBLISH": "/usr/libexec/rankings-publish-firestore", "RANKINGS_MONTHLY": "yes"}))
+
+
 def load_manifest():
     with open(os.path.join(CONTAINER, "cronjob.yaml")) as f:
         return {d["kind"]: d for d in yaml.safe_load_all(f) if d}
@@ -102,9 +111,9 @@ class CronJob(harness.Case):
         self.expect("backoffLimit is a small count", self.job["backoffLimit"] in range(0, 6), True)
         self.expect("activeDeadlineSeconds is positive", self.job["activeDeadlineSeconds"] > 0, True)
         self.expect("restartPolicy (a retry is a new pod)", self.pod["restartPolicy"], "Never")
-        # Each try may run the night's longest (25 + 25 + 10 minutes of step limits).
+        # Each try may run the night's longest, as its own limits add up, with the 30-day board.
         tries = self.job["backoffLimit"] + 1
-        self.expect("the deadline holds every try", self.job["activeDeadlineSeconds"] >= tries * 3600, True)
+        self.expect("the deadline holds every try", self.job["activeDeadlineSeconds"] >= tries * longest_try(), True)
 
     def test_statuses_another_try_cannot_change_fail_the_job(self):
         rule = self.job["podFailurePolicy"]["rules"][0]
@@ -120,6 +129,13 @@ class CronJob(harness.Case):
         volume = volumes[mounts["/var/lib/rankings"]]
         self.expect("its claim", volume["persistentVolumeClaim"]["claimName"], claim["metadata"]["name"])
         self.expect("access mode", claim["spec"]["accessModes"], ["ReadWriteOnce"])
+
+    def test_the_image_is_this_version(self):
+        # 0.4's manifest still pinned 0.3.0's image.
+        with open(os.path.join(harness.ROOT, "Sources", "RankingsKit", "Version.swift")) as f:
+            version = re.search(r'string = "([^"]+)"', f.read())[1]
+        container, = self.pod["containers"]
+        self.expect("the CronJob's image tag", container["image"].rsplit(":", 1)[1], version)
 
     def test_non_root_as_the_images_user(self):
         context = self.pod["securityContext"]
@@ -164,11 +180,13 @@ class CloudRun(harness.Case):
                     and int(given["--max-retries"]) <= 5, True)
         self.expect_in("--task-timeout", "--task-timeout", given)
         minutes = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", given["--task-timeout"])
-        self.expect("--task-timeout of at least an hour (the night's step limits)",
-                    bool(minutes) and int(minutes[1] or 0) * 60 + int(minutes[2] or 0) >= 60, True)
+        self.expect("--task-timeout above the longest try of the night's own limits",
+                    bool(minutes) and (int(minutes[1] or 0) * 60 + int(minutes[2] or 0)) * 60 > longest_try(), True)
         self.expect("--service-account", given.get("--service-account"), self.values["SA"])
         self.expect("--set-env-vars", given.get("--set-env-vars"), f"RANKINGS_FIRESTORE_PROJECT={self.values['PROJECT']}")
         self.expect("--image", given.get("--image"), self.values["IMAGE"])
+        with open(os.path.join(harness.ROOT, "Sources", "RankingsKit", "Version.swift")) as f:
+            self.expect("the image's version", self.values["VERSION"], re.search(r'string = "([^"]+)"', f.read())[1])
 
     def test_the_schedule(self):
         argv = self.one("scheduler jobs create http")

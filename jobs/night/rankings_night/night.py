@@ -19,7 +19,23 @@ from .statuses import CANT_CREATE, CONFIG, STOPPED, TEMPFAIL, UNAVAILABLE, Failu
 from .zone import zone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-JOB_SECONDS, PUBLISH_SECONDS, KILL_AFTER = 1500, 600, 60
+# Each board's job and publish are bounded alike (the job reads 10 M votes in seconds; the
+# limits stop a hung step, not a slow one). A platform's task timeout must exceed longest_try().
+JOB_SECONDS, PUBLISH_SECONDS, KILL_AFTER = 900, 300, 60
+
+
+def longest_try(settings):
+    """Seconds one try of every step may take at most, as the limits below add up: what a
+    platform's task timeout (Cloud Run's --task-timeout, a CronJob's activeDeadlineSeconds per
+    try) must exceed so that the night's own limits speak first."""
+    w = wiring.wire(settings)
+    fetch_limit = 0
+    if w.fetch_directory is not None:
+        fetch_limit = min(settings.fetch_timeout_seconds, settings.firestore_deadline_seconds)
+    elif w.fetch_command:
+        fetch_limit = settings.fetch_timeout_seconds + KILL_AFTER
+    per_board = JOB_SECONDS + (PUBLISH_SECONDS if w.publish_firestore or w.publish_command else 0)
+    return fetch_limit + len(w.boards) * per_board
 
 
 def utc(seconds):
