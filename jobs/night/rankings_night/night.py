@@ -93,17 +93,18 @@ class Night:
 
     def fetch_here(self, directory):
         fetch.out = self.relay_line
-        return self.called(lambda: fetch.run(directory, self.settings,
+        return self.called(fetch.say, lambda: fetch.run(directory, self.settings,
                                              deadline=min(self.settings.fetch_timeout_seconds,
                                                           self.settings.firestore_deadline_seconds)))
 
     def publish_here(self, board):
         publish.out = self.relay_line
-        return self.called(lambda: publish.publish(board.output, self.settings, name=board.document))
+        return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=board.document))
 
-    def called(self, work):
-        """(status, why) of a step's function: its Failure's status, a signal it was stopped by
-        (which stops the night too), or 70 for anything else (a bug)."""
+    def called(self, say, work):
+        """(status, why) of a step's function, its failure said as its own line (`say`, which
+        names the step's program and hides any token): the Failure's status, a signal it was
+        stopped by (which stops the night too), or 70 for anything else (a bug)."""
         try:
             work()
             return 0, None
@@ -111,10 +112,11 @@ class Night:
             if failure.status - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) and self.signal is None:
                 self.signal = failure.status - 128
                 self.stopped.set()
+            say(f"error: {failure}")
             return failure.status, str(failure)
         except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
             why = f"unexpected {type(error).__name__}: {error} (a bug in rankings-night)"
-            self.relay_line(f"rankings-night: error: {why}")
+            say(f"error: {why}")
             return statuses.SOFTWARE, why
 
     def relay_line(self, line):
