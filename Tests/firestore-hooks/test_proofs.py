@@ -220,7 +220,8 @@ class Publish(harness.Case):
         with faults.FaultyProxy(server.address) as proxy:
             done = self.publish(proxy)
         self.expect_exit(done, 0, f"wrote projects/{PROJECT}/databases/(default)/documents/weekly_rankings/all_time")
-        self.expect("calls", [c.kind for c in proxy.calls], ["patch", "get"])
+        # The document read, written on the condition that it is still the one read, read back.
+        self.expect("calls", [c.kind for c in proxy.calls], ["get", "commit", "get"])
         with open(self.path, encoding="utf-8") as g:
             want = json.load(g)
         got = self.db.collection("weekly_rankings").document("all_time").get().to_dict()
@@ -228,18 +229,18 @@ class Publish(harness.Case):
                     {k: want[k] for k in ("hilarious", "horrible", "week_id")})
 
     def test_an_answer_that_is_not_the_document_sent_fails_69_with_no_success_line(self):
-        def named(other):
-            return lambda status, answer: (status, dict(answer, name=answer["name"].rsplit("/", 1)[0] + "/" + other))
+        def results(count):
+            return lambda status, answer: (status, dict(answer, writeResults=answer["writeResults"] * count))
 
         def changed(status, answer):
             fields = dict(answer["fields"], total_hilarious_ratings={"integerValue": "1"})
             return status, dict(answer, fields=fields)
         for what, match, fault, said in (
-                ("204 and no body", faults.patches, lambda status, answer: (204, None), "is not that document: {}"),
-                ("200 and {}", faults.patches, lambda status, answer: (200, {}), "is not that document: {}"),
-                ("200 and []", faults.patches, lambda status, answer: (200, []), "is not that document: []"),
-                ("200 naming another document", faults.patches, named("elsewhere"), "is not that document"),
-                ("200 with other fields", faults.patches, changed, "is not that document"),
+                ("204 and no body", faults.commits, lambda status, answer: (204, None), "holds no write result: {}"),
+                ("200 and {}", faults.commits, lambda status, answer: (200, {}), "holds no write result: {}"),
+                ("200 and []", faults.commits, lambda status, answer: (200, []), "holds no write result: []"),
+                ("200 and no write result", faults.commits, results(0), "holds no write result"),
+                ("200 and two write results", faults.commits, results(2), "holds no write result"),
                 ("a read-back with other fields", faults.gets, changed, "reading"),
         ):
             with self.subTest(what):
@@ -254,7 +255,7 @@ class Publish(harness.Case):
         for code in (301, 302, 307):
             with self.subTest(code=code), faults.Recorder() as elsewhere, faults.FaultyProxy(server.address) as proxy:
                 target = f"http://{elsewhere.address}/v1/projects/{PROJECT}/databases/(default)/documents/weekly_rankings/all_time"
-                proxy.fault(faults.patches, ("redirect", code, target), times=None)
+                proxy.fault(faults.commits, ("redirect", code, target), times=None)
                 done = self.publish(proxy)
                 self.expect_exit(done, 69, f"HTTP {code}: a redirect to {target}, not followed")
                 self.expect("a success line", support.said(done, ": wrote "), [])

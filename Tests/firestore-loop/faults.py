@@ -63,6 +63,8 @@ class Call:
             return "runQuery"
         if self.path.endswith(":runAggregationQuery"):
             return "count"
+        if self.path.endswith(":commit"):
+            return "commit"
         return self.method.lower()
 
     @property
@@ -104,6 +106,10 @@ def counts(call):
 
 def patches(call):
     return call.kind == "patch"
+
+
+def commits(call):
+    return call.kind == "commit"
 
 
 def gets(call):

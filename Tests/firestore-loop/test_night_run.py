@@ -161,11 +161,13 @@ class Night(harness.Case):
             self.fail("nights 1 and 2 did not run, so this one cannot")
         success = support.promtool_samples(os.path.join(self.state, "rankings-night.prom"))[
             "rankings_night_last_success_timestamp_seconds"]
-        done, proxy = self.night(status=69, fault=(faults.patches, lambda status, answer: (204, None)))
+        done, proxy = self.night(status=69, fault=(faults.commits, lambda status, answer: (204, None)))
         self.expect_in("why", "publish: failed with status 69 (unavailable) on try 1", done.stderr)
         self.expect_in("the publish's own line relayed", "not proven published", done.stderr)
-        # No read-back of a PATCH not proven, and no monthly board after the all-time one failed.
-        self.expect("PATCH and GET calls", [c.kind for c in proxy.calls if c.kind in ("patch", "get")], ["patch"])
+        # The board read before, no read-back of a commit not proven, and no monthly board after
+        # the all-time one failed.
+        self.expect("commit and GET calls", [c.kind for c in proxy.calls if c.kind in ("commit", "get")],
+                    ["get", "commit"])
         night = support.promtool_samples(os.path.join(self.state, "rankings-night.prom"))
         self.expect("rankings-night.prom", {k: night.get(k) for k in (
             "rankings_night_last_run_exit_status", 'rankings_night_step_exit_status{step="fetch"}',

@@ -62,6 +62,7 @@ class Night:
         self.state = os.path.dirname(os.path.abspath(settings.output))
         self.child = None
         self.wiring = wiring.wire(settings)
+        self.fetched = None     # the record of tonight's fetch, when it ran here
 
     # --- what runs ---------------------------------------------------------------------------
 
@@ -93,13 +94,20 @@ class Night:
 
     def fetch_here(self, directory):
         fetch.out = self.relay_line
-        return self.called(fetch.say, lambda: fetch.run(directory, self.settings,
-                                             deadline=min(self.settings.fetch_timeout_seconds,
-                                                          self.settings.firestore_deadline_seconds)))
+
+        def work():
+            self.fetched = fetch.run(directory, self.settings, deadline=min(
+                self.settings.fetch_timeout_seconds, self.settings.firestore_deadline_seconds))
+        return self.called(fetch.say, work)
 
     def publish_here(self, board):
+        """One board into Firestore, ordered by tonight's snapshot against the board there, and the
+        all-time board guarded against shrinking by the one the app reads now."""
         publish.out = self.relay_line
-        return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=board.document))
+        read_time = (self.fetched or {}).get("read_time")
+        max_drop = max_drop_of(self.settings.flags + self.extra_flags) if board.role == "all_time" else None
+        return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=board.document,
+                                                                read_time=read_time, max_drop=max_drop))
 
     def called(self, say, work):
         """(status, why) of a step's function, its failure said as its own line (`say`, which
@@ -308,6 +316,20 @@ class Night:
         if killed is not None and self.signal is None:
             status = STOPPED
         return status, last[0]
+
+
+def max_drop_of(flags):
+    """--max-drop's percent as the job reads it (the last one given wins), or None."""
+    found = None
+    for number, word in enumerate(flags):
+        text = flags[number + 1] if word == "--max-drop" and number + 1 < len(flags) else \
+            word.split("=", 1)[1] if word.startswith("--max-drop=") else None
+        if text is not None:
+            try:
+                found = float(text)
+            except ValueError:
+                pass    # the job refuses it before the fetch (check_flags)
+    return found
 
 
 def _signal_group(child, signum):

@@ -10,11 +10,14 @@ import sys
 
 from . import auth, settings as setting
 from .firestore import Firestore
+from .transport import Refused
 from .log import one_line
 from .snapshot import parse_time
 from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure
 
 PROGRAM = "rankings-publish-firestore"
+READ_TIME = "snapshot_read_time"    # the field that orders two nights' boards (the app ignores it)
+RACES = 3                           # reads and commits before a document that keeps changing is given up
 WEEK = re.compile(r"[0-9]{4}-W[0-9]{2}")
 USAGE_TEXT = """Usage: rankings-publish-firestore DOC
 
@@ -71,9 +74,13 @@ def is_firestore_body(path):
     return isinstance(top, dict) and "fields" in top and "week_id" not in top
 
 
-def publish(path, settings, name=None):
+def publish(path, settings, name=None, read_time=None, max_drop=None):
     """DOC written as COLLECTION/NAME: `name` given by the night (the board's role), or DOC's file
-    name without .json when run by hand."""
+    name without .json when run by hand. Written in one commit whose precondition is the
+    document read just before (its updateTime, or that there is none), so nothing written in
+    between is overwritten unseen. With `read_time` (the snapshot's), the document carries it and
+    is not written over one made from a later snapshot ("superseded"); with `max_drop`, not over
+    one whose total it would cut by more than that share (65). "written" or "superseded"."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     collection = settings.firestore_collection
     name = name or os.path.basename(path).removesuffix(".json")
@@ -101,21 +108,88 @@ def publish(path, settings, name=None):
         raise Failure(DATA, f"{path} not published: its week_id is {week}, but it would be written as "
                             f"{collection}/{name}; name the file {week}.json"
                       + (" (or another name that is not a week's)" if week == "all_time" else ""))
+    if read_time is not None:
+        body["fields"][READ_TIME] = {"timestampValue": read_time}
     firestore = Firestore(settings, say)
     target = f"{collection}/{name}"
     full_name = f"{firestore.database_path}/documents/{target}"
-    written = firestore.patch(target, body)
-    if not (isinstance(written, dict) and written.get("name") == full_name and isinstance(written.get("updateTime"), str)
-            and same_fields(body["fields"], written)):
-        raise Failure(UNAVAILABLE, f"{path} not proven published: Firestore's answer to the PATCH of {full_name} is "
-                                   f"not that document: {json.dumps(written)[:200]}")
+    for _ in range(RACES):
+        current = read_document(firestore, target)
+        if read_time is not None and later(current, read_time):
+            say(f"not written: {full_name} was made from a later snapshot (readTime "
+                f"{current['fields'][READ_TIME]['timestampValue']}) than this night's ({read_time}); nothing is wrong")
+            return "superseded"
+        if max_drop is not None and current is not None:
+            guard(path, full_name, current, body, max_drop)
+        precondition = {"updateTime": current["updateTime"]} if current is not None else {"exists": False}
+        try:
+            answer = firestore.call("POST", "/documents:commit", {"writes": [{
+                "update": {"name": full_name, "fields": body["fields"]}, "currentDocument": precondition}]})
+        except Refused as refused:
+            if refused.reason in ("FAILED_PRECONDITION", "ABORTED") or refused.code == 409:
+                say(f"{full_name} changed while this night published: reading it again")
+                continue
+            raise
+        break
+    else:
+        raise Failure(UNAVAILABLE, f"{path} not published: {full_name} changed under every one of {RACES} tries")
+    results = answer.get("writeResults") if isinstance(answer, dict) else None
+    written = results[0].get("updateTime") if isinstance(results, list) and len(results) == 1 \
+        and isinstance(results[0], dict) else None
+    if not isinstance(written, str):
+        raise Failure(UNAVAILABLE, f"{path} not proven published: Firestore's answer to the commit of {full_name} "
+                                   f"holds no write result: {json.dumps(answer)[:200]}")
     read = firestore.get(target)
     if not (isinstance(read, dict) and read.get("name") == full_name and same_fields(body["fields"], read)):
         raise Failure(UNAVAILABLE, f"{path} not proven published: reading {full_name} back does not give the "
                                    f"document sent: {json.dumps(read)[:200]}")
     where = f" on the emulator at {settings.emulator_host}" if settings.emulator_host else ""
-    say(f"wrote {full_name} ({len(body['fields'])} fields, updateTime {written['updateTime']}; read back the "
+    say(f"wrote {full_name} ({len(body['fields'])} fields, updateTime {written}; read back the "
         f"same){where}")
+    return "written"
+
+
+def read_document(firestore, target):
+    """The document the app reads now (None when there is none), whole enough to compare with."""
+    try:
+        current = firestore.get(target)
+    except Refused as refused:
+        if refused.code == 404:
+            return None
+        raise
+    if not (isinstance(current, dict) and isinstance(current.get("updateTime"), str)
+            and isinstance(current.get("fields"), dict)):
+        raise Failure(UNAVAILABLE, f"reading {target} before publishing gave no document: {json.dumps(current)[:200]}")
+    return current
+
+
+def later(current, read_time):
+    """Whether the published document was made from a snapshot read after read_time."""
+    try:
+        theirs = current["fields"][READ_TIME]["timestampValue"]
+        return parse_time(theirs) > parse_time(read_time)
+    except (TypeError, KeyError, ValueError):
+        return False    # made by hand, or by a night without a fetch: no snapshot to order by
+
+
+def total(fields):
+    try:
+        return int(fields["total_hilarious_ratings"]["integerValue"]) + \
+            int(fields["total_horrible_ratings"]["integerValue"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def guard(path, full_name, current, body, max_drop):
+    """--max-drop against the board the app reads now, in Firestore (a container without a volume
+    has no board of its own to compare with): 65 when the new total is more than max_drop % lower."""
+    before, after = total(current["fields"]), total(body["fields"])
+    if before is None or after is None or before == 0 or after >= before * (1 - max_drop / 100):
+        return
+    raise Failure(DATA, f"{path} not published: its hilarious + horrible total {after} is "
+                        f"{100 * (before - after) / before:.1f} % below the {before} of {full_name}, which the app "
+                        f"reads now (--max-drop {max_drop:g}); the app keeps its board. If the votes really went, "
+                        "accept it once: rankings-night run -- --max-drop 100")
 
 
 def main(argv, environ):
