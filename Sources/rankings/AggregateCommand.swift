@@ -46,6 +46,10 @@ enum AggregateCommand {
                           -Nd / -Nh for N x 24 h / N hours before --computed-at (e.g. -30d)
       --week ID           count only events whose week_id is exactly ID (e.g. 2026-W07) and
                           write that week's document, with week_start and week_end
+      --week-document     write the document of the ISO week holding --computed-at on the
+                          clocks of --time-zone (week_id e.g. 2026-W48, week_start, week_end),
+                          for weekly_rankings/{week_id}; events are counted as the other
+                          options select them, not by their week_id (not with --week)
       --time-zone TZ      IANA zone for the week's bounds (default America/New_York)
       --dedupe device     one vote per (device_id, joke_id): the latest timestamp wins; a
                           timestamp that cannot be read is a bad line
@@ -107,6 +111,9 @@ enum AggregateCommand {
                 }
                 options.week = week
                 options.selection.weekID = Array(text.utf8)
+            case "--week-document":
+                try args.flag(option)
+                options.weekDocument = true
             case "--time-zone":
                 let text = try args.value(for: option)
                 guard let zone = IANAZone(identifier: text) else { throw .usage(IANAZone.unknownMessage(text)) }
@@ -139,6 +146,9 @@ enum AggregateCommand {
             default:
                 throw .usage("unknown option \(option.name)")
             }
+        }
+        if options.weekDocument, let week = options.week {
+            throw .usage("--week-document and --week cannot be combined: --week already writes week \(week.id)'s document")
         }
         if let since { options.selection.since = try resolveSince(since, options) }
         options.inputs = try args.inputs(named: "INPUT")

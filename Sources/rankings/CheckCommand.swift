@@ -17,6 +17,9 @@ enum CheckCommand {
                           Document body as 'rankings aggregate --format firestore' writes it,
                           checked by the same rules; paths name the body's own keys
       --top N             most entries a list may have, 1...1000 (default 10)
+      --time-zone TZ      IANA zone whose clocks bound a week's document (week_id 2026-W48):
+                          its week_start must be that week's Monday 00:00 there, its week_end
+                          the end of its Sunday (default America/New_York)
       --print-firestore   with one DOC: when it is valid, write it to stdout as the Firestore
                           REST Document body 'aggregate --format firestore' writes (counts
                           and ranks as integers, times as Timestamps), ready for a PATCH;
@@ -24,8 +27,9 @@ enum CheckCommand {
       --allow-extra-keys  accept keys the app does not decode
       -q, --quiet         no summary line on stderr
 
-    Exit status: 0 every DOC valid; 65 a DOC has a problem; 66 a DOC missing or a directory
-    (74 a read error); 64 usage. An unreadable DOC outranks an invalid one; every DOC is still
+    Exit status: 0 every DOC valid; 65 a DOC has a problem; 66 a DOC missing or a directory,
+    or a week's DOC and no America/New_York in the time zone database (74 a read error);
+    64 usage. An unreadable DOC outranks an invalid one; every DOC is still
     checked.
     """
 
@@ -44,6 +48,10 @@ enum CheckCommand {
                     throw .usage("--format takes 'json' or 'firestore', not '\(text)'")
                 }
                 options.format = format
+            case "--time-zone":
+                let text = try args.value(for: option)
+                guard let zone = IANAZone(identifier: text) else { throw .usage(IANAZone.unknownMessage(text)) }
+                options.timeZone = zone
             case "--print-firestore":
                 try args.flag(option)
                 options.printFirestore = true

@@ -29,6 +29,7 @@ RUNS = [
     ("weekly 2025-W42", ["--week", "2025-W42"], SAMPLE),
     ("weekly 2025-W42 in Berlin", ["--week", "2025-W42", "--time-zone", "Europe/Berlin"], SAMPLE),
     ("since -30d", ["--since", "-30d"], SAMPLE),
+    ("since -30d as the week's document", ["--since", "-30d", "--week-document"], SAMPLE),
     ("empty (--allow-empty)", ["--since", "2030-01-01T00:00:00Z", "--allow-empty"], SAMPLE),
     ("--top 1", ["--top", "1"], SAMPLE),
     ("--top 1000", ["--top", "1000"], SAMPLE),
@@ -42,6 +43,7 @@ GOLDENS = [
     ("firestore/all_time.json", "expected/all_time.json"),
     ("firestore/week-2025-W42.json", "backfill/week-2025-W42.json"),
     ("firestore/since-30d.json", "backfill/since-30d.json"),
+    ("firestore/since-30d.week-document.json", "backfill/since-30d.week-document.json"),
 ]
 
 # Bodies the parser must refuse, so a pass above means something.

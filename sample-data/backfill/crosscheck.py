@@ -142,6 +142,15 @@ def main():
     since = instant("2026-01-19T05:00:00Z")
     good &= check("since-30d.json", load("since-30d.json"), expected_document(select(since=since)))
 
+    # The same window as the document of the week holding computed_at: 2026-02-18 00:00 in
+    # New York is a Wednesday of ISO week 2026-W08.
+    computed_at = datetime.datetime.fromisoformat("2026-02-18T05:00:00+00:00")
+    here = computed_at.astimezone(zoneinfo.ZoneInfo("America/New_York")).isocalendar()
+    week_id = f"{here.year:04d}-W{here.week:02d}"
+    window = expected_document(select(since=since), week_id)
+    window["week_start"], window["week_end"] = week_bounds(week_id, "America/New_York")
+    good &= check("since-30d.week-document.json", load("since-30d.week-document.json"), window)
+
     week = expected_document(select(week="2025-W42"), "2025-W42")
     week["week_start"], week["week_end"] = week_bounds("2025-W42", "America/New_York")
     good &= check("week-2025-W42.json", load("week-2025-W42.json"), week)

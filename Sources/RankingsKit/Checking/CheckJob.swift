@@ -9,6 +9,8 @@ public struct CheckOptions: Sendable {
     public var format = DocumentFormat.json
     /// `--print-firestore`: the one DOC, once valid, goes to stdout as a Firestore body.
     public var printFirestore = false
+    /// `--time-zone`: the zone whose clocks bound a week's document (nil: America/New_York).
+    public var timeZone: IANAZone?
 
     public init() {}
 }
@@ -20,7 +22,7 @@ public enum CheckJob {
     /// document that could not be read (66 missing, unopenable or a directory; 74 a read
     /// error), since then the set's validity is unknown; otherwise 65 when any has a problem.
     public static func run(_ options: CheckOptions, stderr: (String) -> Void) -> Int32 {
-        let checker = DocumentChecker(top: options.top, allowExtraKeys: options.allowExtraKeys)
+        let checker = DocumentChecker(top: options.top, allowExtraKeys: options.allowExtraKeys, weekZone: options.timeZone)
         var unreadable: [JobError] = []
         var invalid = 0
         for name in options.documents {
@@ -33,9 +35,14 @@ public enum CheckJob {
                 unreadable.append(failure)
                 continue
             }
-            let problems = options.format == .firestore ? checker.firestoreProblems(in: bytes) : checker.problems(in: bytes)
-            if !problems.isEmpty { invalid += 1 }
+            let (problems, zoneFailure) = check(bytes, with: checker, options.format)
             for problem in problems { stderr("\(name): \(problem)") }
+            if let zoneFailure {
+                stderr("rankings: error: \(name): \(zoneFailure.message)")
+                unreadable.append(zoneFailure)
+            } else if !problems.isEmpty {
+                invalid += 1
+            }
         }
         if !options.quiet { stderr(summary(total: options.documents.count, invalid: invalid, unreadable: unreadable.count)) }
         if let first = unreadable.first { return first.exitStatus }
@@ -55,9 +62,14 @@ public enum CheckJob {
         guard !options.allowExtraKeys else { throw .usage("--print-firestore cannot be used with --allow-extra-keys") }
         let bytes: [UInt8]
         do { bytes = try DocumentFile.read(name) } catch { throw .input(error) }
-        let checker = DocumentChecker(top: options.top)
-        let problems = options.format == .firestore ? checker.firestoreProblems(in: bytes) : checker.problems(in: bytes)
+        let checker = DocumentChecker(top: options.top, weekZone: options.timeZone)
+        let (problems, zoneFailure) = check(bytes, with: checker, options.format)
         for problem in problems { output.stderr("\(name): \(problem)") }
+        if let zoneFailure {
+            output.stderr("rankings: error: \(name): \(zoneFailure.message)")
+            if !options.quiet { output.stderr(summary(total: 1, invalid: 0, unreadable: 1)) }
+            return zoneFailure.exitStatus
+        }
         if !options.quiet { output.stderr(summary(total: 1, invalid: problems.isEmpty ? 0 : 1, unreadable: 0)) }
         guard problems.isEmpty else { return 65 }
         guard let content = DocumentContent.read(bytes), let document = RankingsDocument(checked: content) else {
@@ -65,6 +77,16 @@ public enum CheckJob {
         }
         do { try output.stdout(document.firestore()) } catch { throw .output(error) }
         return 0
+    }
+
+    /// A document's problems, and apart from them the failure to read the zone a week's
+    /// document is checked against (66, like a DOC that cannot be read: its validity is unknown).
+    static func check(_ bytes: [UInt8], with checker: DocumentChecker, _ format: DocumentFormat) -> ([DocumentProblem], JobError?) {
+        let all = format == .firestore ? checker.firestoreProblems(in: bytes) : checker.problems(in: bytes)
+        guard let zone = all.first(where: { $0.unavailableZone != nil })?.unavailableZone else { return (all, nil) }
+        let failure = JobError.input(.cannotOpen(path: IANAZone.databaseDirectory + "/" + zone,
+                                                 reason: "the default zone for a week's document is not in the time zone database (give --time-zone)"))
+        return (all.filter { $0.unavailableZone == nil }, failure)
     }
 
     /// One line for CI logs: `rankings: 3 documents checked, all valid`, or the counts.

@@ -8,15 +8,19 @@ public struct DocumentChecker: Sendable {
     var top: Int
     /// Accept keys beyond the ones the app decodes (top level and list entries alike).
     var allowExtraKeys: Bool
+    /// The zone whose clocks bound a week's document (`--time-zone`); nil for America/New_York,
+    /// read from the tz database the first time a week's document needs it.
+    var weekZone: IANAZone?
 
     /// Four times the 1 MiB a Firestore document may hold, and far beyond a full document (two
     /// lists of 1,000 entries take about 150 KB), so a bigger input is refused unread rather
     /// than parsed into memory.
     public static let maximumSize = 4 << 20
 
-    public init(top: Int = 10, allowExtraKeys: Bool = false) {
+    public init(top: Int = 10, allowExtraKeys: Bool = false, weekZone: IANAZone? = nil) {
         self.top = top
         self.allowExtraKeys = allowExtraKeys
+        self.weekZone = weekZone
     }
 
     /// The document's problems; empty when it is valid.
@@ -61,9 +65,7 @@ public struct DocumentChecker: Sendable {
         // checked with --format firestore is told to drop it (FirestoreBody).
         let body = members.contains { $0.key == Array("fields".utf8) }
         let note = body ? "this looks like a Firestore Document body: check it with --format firestore" : nil
-        if let weekID = fields.required("week_id", &log, note: note) {
-            _ = log.nonEmptyString(weekID, fields.path.member("week_id"))
-        }
+        let weekID = fields.required("week_id", &log, note: note).flatMap { log.nonEmptyString($0, fields.path.member("week_id")) }
         let hilariousSum = fields.required("hilarious", &log).flatMap { checkList($0, .root.member("hilarious"), &log) }
         let horribleSum = fields.required("horrible", &log).flatMap { checkList($0, .root.member("horrible"), &log) }
         checkTotal("total_hilarious_ratings", of: "hilarious", sum: hilariousSum, fields, &log)
@@ -71,7 +73,7 @@ public struct DocumentChecker: Sendable {
         if let computedAt = fields.required("computed_at", &log) {
             _ = log.timestamp(computedAt, .root.member("computed_at"))
         }
-        checkWeekBounds(fields, &log)
+        checkWeekBounds(fields, weekID: weekID, &log)
     }
 
     /// A total counts every rating of its kind, listed joke or not, so it is at least the sum
@@ -82,27 +84,6 @@ public struct DocumentChecker: Sendable {
         if let sum, total < sum {
             log.add(path, "\(total) is less than the sum of the counts in \(JSONPath.root.member(list)) (\(sum))",
                     at: value.offset)
-        }
-    }
-
-    /// A weekly document names its week's bounds; the all-time document has neither. One without
-    /// the other is a half-written weekly document, so it is reported.
-    private func checkWeekBounds(_ fields: ObjectFields, _ log: inout ProblemLog) {
-        let startValue = fields.optional("week_start"), endValue = fields.optional("week_end")
-        switch (startValue, endValue) {
-        case (nil, nil):
-            return
-        case (_?, nil):
-            log.add(.root.member("week_end"), "missing (week_start is present)", at: fields.closingOffset)
-        case (nil, _?):
-            log.add(.root.member("week_start"), "missing (week_end is present)", at: fields.closingOffset)
-        case (_?, _?):
-            break
-        }
-        let start = startValue.flatMap { log.timestamp($0, .root.member("week_start")) }
-        let end = endValue.flatMap { log.timestamp($0, .root.member("week_end")) }
-        if let start, let end, let endValue, end < start {
-            log.add(.root.member("week_end"), "earlier than week_start", at: endValue.offset)
         }
     }
 }

@@ -5,11 +5,20 @@ public struct DocumentProblem: Sendable, Equatable, CustomStringConvertible {
     /// Byte offset the problem belongs to, so problems found by different checks can be put
     /// back in document order.
     var offset: Int
+    /// The zone a week's document is bounded by, when it is missing from the time zone
+    /// database: not a fault of the document, so `rankings check` reports it as unreadable
+    /// input (66) rather than as a problem.
+    var unavailableZone: String?
 
     init(_ path: JSONPath, _ message: String, at offset: Int) {
         self.path = path
         self.message = message
         self.offset = offset
+    }
+
+    init(zoneUnavailable identifier: String) {
+        self.init(.root, "\(identifier) is not in the time zone database", at: 0)
+        unavailableZone = identifier
     }
 
     /// `$.hilarious[3].count: expected an integer, found 2.5`; the front end puts the document's

@@ -20,6 +20,10 @@ extension DocumentChecker {
         conversion.log.add(DuplicateKeys.problems(in: parsed))
         if let document = conversion.document(from: parsed) {
             for problem in contentProblems(in: document) where !conversion.alreadyReported(problem.path) {
+                if problem.unavailableZone != nil {
+                    conversion.log.add([problem])
+                    continue
+                }
                 conversion.log.add(FirestoreBody.bodyPath(problem.path), FirestoreBody.bodyPaths(in: problem.message),
                                    at: problem.offset)
             }

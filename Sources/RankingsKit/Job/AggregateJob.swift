@@ -17,6 +17,9 @@ public struct AggregateOptions: Sendable {
     /// read from the tz database only when a week needs it).
     public var week: ISOWeek?
     public var timeZone: IANAZone?
+    /// `--week-document`: write the document of the week holding `computedAt` on the clocks of
+    /// `timeZone`, counting what `selection` selects (no event is left out for its week_id).
+    public var weekDocument = false
     /// `--stats PATH`: per-joke counts as NDJSON.
     public var statsPath: String?
     /// `--format`: our JSON document or a Firestore REST body.
@@ -50,16 +53,7 @@ public enum AggregateJob {
     /// counts through `facts`.
     static func produce(_ options: AggregateOptions, output: JobOutput, facts: RunFacts) throws(JobError) {
         let started = Clock.now
-        var weekBounds: (start: Timestamp, end: Timestamp)?
-        if let week = options.week {
-            // No --time-zone was given, so the command line is not at fault: the system lacks
-            // the default zone's file, an input the run needs (66, recorded in --metrics).
-            guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
-                throw .input(.cannotOpen(path: IANAZone.databaseDirectory + "/" + IANAZone.defaultIdentifier,
-                                         reason: "the default zone for --week is not in the time zone database"))
-            }
-            weekBounds = week.bounds(in: zone)
-        }
+        let (week, weekBounds) = try documentWeek(options)
         let files: [InputFile]
         do { files = try InputFile.resolve(options.inputs, warn: output.stderr) } catch { throw .input(error) }
         let outputs = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
@@ -117,7 +111,7 @@ public enum AggregateJob {
         if dataError == nil {
             facts.documentTotals = (totals.hilarious, totals.horrible)
             if let maxDrop = options.maxDrop, let path = options.output {
-                dataError = ShrinkGuard.refusal(replacing: path, weekID: options.week?.id ?? "all_time",
+                dataError = ShrinkGuard.refusal(replacing: path, weekID: week?.id ?? "all_time",
                                                 hilarious: totals.hilarious, horrible: totals.horrible,
                                                 maxDrop: maxDrop, warn: output.stderr)
             }
@@ -135,7 +129,7 @@ public enum AggregateJob {
                 throw JobError.data(dataError)
             }
             let rankings = Rankings(result.tally, top: options.top)
-            let bytes = RankingsDocument(weekID: options.week?.id ?? "all_time", rankings: rankings,
+            let bytes = RankingsDocument(weekID: week?.id ?? "all_time", rankings: rankings,
                                          computedAt: options.computedAt,
                                          weekBounds: weekBounds).bytes(in: options.format)
             // Every output is complete on disk before any replaces its target; standard output
@@ -154,5 +148,25 @@ public enum AggregateJob {
             throw .data("\(error)")
         }
         if !options.quiet { output.stderr(summary.line) }
+    }
+
+    /// The week whose document the run writes (`--week`, or `--week-document`'s week of
+    /// `--computed-at`) and its bounds; nil for the all-time document.
+    static func documentWeek(_ options: AggregateOptions) throws(JobError) -> (ISOWeek?, (start: Timestamp, end: Timestamp)?) {
+        guard options.week != nil || options.weekDocument else { return (nil, nil) }
+        // No --time-zone was given, so the command line is not at fault: the system lacks
+        // the default zone's file, an input the run needs (66, recorded in --metrics).
+        guard let zone = options.timeZone ?? IANAZone(identifier: IANAZone.defaultIdentifier) else {
+            let option = options.week != nil ? "--week" : "--week-document"
+            throw .input(.cannotOpen(path: IANAZone.databaseDirectory + "/" + IANAZone.defaultIdentifier,
+                                     reason: "the default zone for \(option) is not in the time zone database"))
+        }
+        let week = options.week ?? ISOWeek(containing: options.computedAt, in: zone)
+        let bounds = week.bounds(in: zone)
+        if options.week == nil && !(Timestamp.firestoreRange.contains(bounds.start) && Timestamp.firestoreRange.contains(bounds.end)) {
+            throw .usage("--week-document: the week of --computed-at \(options.computedAt.rfc3339()) (\(week.id)) "
+                         + "does not lie within the years 0001 to 9999 that a Firestore Timestamp holds")
+        }
+        return (week, bounds)
     }
 }

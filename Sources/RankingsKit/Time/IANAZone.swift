@@ -9,6 +9,9 @@ public struct IANAZone: Sendable {
     /// The zone `America/New_York` when `--time-zone` is not given.
     static let defaultIdentifier = "America/New_York"
 
+    /// That zone from the database, read once, when first needed; nil when the database lacks it.
+    static let defaultZone = IANAZone(identifier: defaultIdentifier)
+
     /// Nil for a name that is not a zone of the database: unknown, not a TZif file, or trying
     /// to leave the database's directory. `UTC` and `GMT` need no database.
     public init?(identifier: String, directory: String = IANAZone.databaseDirectory) {

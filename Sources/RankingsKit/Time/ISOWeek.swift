@@ -7,8 +7,7 @@ public struct ISOWeek: Sendable, Equatable {
     /// (`2026-W54`, `2025-W53`, `2026-W00`).
     public init?(_ text: String) {
         let b = Array(text.utf8)
-        guard b.count == 8, b[4] == UInt8(ascii: "-"), b[5] == UInt8(ascii: "W"),
-              b[0..<4].allSatisfy({ $0 &- 48 < 10 }), b[6..<8].allSatisfy({ $0 &- 48 < 10 }),
+        guard Self.hasWeekForm(b),
               let year = Int64(String(decoding: b[0..<4], as: UTF8.self)),
               let week = Int(String(decoding: b[6..<8], as: UTF8.self)),
               week >= 1, week <= ISOWeek.weeks(in: year)
@@ -17,7 +16,26 @@ public struct ISOWeek: Sendable, Equatable {
         self.week = week
     }
 
-    var id: String {
+    /// Exactly `YYYY-Www` in ASCII digits, whether or not the year has that week.
+    static func hasWeekForm(_ b: [UInt8]) -> Bool {
+        b.count == 8 && b[4] == UInt8(ascii: "-") && b[5] == UInt8(ascii: "W")
+            && b[0..<4].allSatisfy({ $0 &- 48 < 10 }) && b[6..<8].allSatisfy({ $0 &- 48 < 10 })
+    }
+
+    /// The week whose Monday-to-Sunday the clocks of `zone` show at `instant`: what the app's
+    /// `getCurrentWeekId()` gives at that instant on New York's clocks. Its ISO year may differ
+    /// from the calendar year (2025-12-29 is in 2026-W01, 2027-01-03 in 2026-W53).
+    public init(containing instant: Timestamp, in zone: IANAZone) {
+        let local = instant.seconds + Int64(zone.secondsFromUTC(at: instant.seconds))
+        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        // A week belongs to the ISO year holding its Thursday.
+        let thursday = day - Int64(ISOWeek.weekday(day) - 1) + 3
+        let year = CivilDate.fromDays(thursday).year
+        self.year = year
+        self.week = Int((thursday - ISOWeek.mondayOfWeekOne(year)) / 7) + 1
+    }
+
+    public var id: String {
         let y = String(year)
         return String(repeating: "0", count: max(0, 4 - y.count)) + y + "-W" + (week < 10 ? "0" : "") + "\(week)"
     }

@@ -14,6 +14,10 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         a.seconds != b.seconds ? a.seconds < b.seconds : a.nanoseconds < b.nanoseconds
     }
 
+    /// 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z: what a Firestore Timestamp (and
+    /// a four-digit RFC 3339 year) can hold.
+    static let firestoreRange = Timestamp(seconds: -62_135_596_800)...Timestamp(seconds: 253_402_300_799, nanoseconds: 999_999_999)
+
     /// Whole-second UTC form, with milliseconds (truncated) when they are not zero or when
     /// `milliseconds` asks for them: `2026-02-18T05:00:00Z`, `2026-02-18T05:00:00.250Z`.
     public func rfc3339(milliseconds: Bool = false) -> String {

@@ -21,6 +21,7 @@ struct BackfillGoldenTests {
         Golden(file: "week-2025-W42.json", arguments: ["--week", "2025-W42"]),
         Golden(file: "as-of-2025-06-01.json", arguments: ["--as-of", "2025-06-01T00:00:00Z"]),
         Golden(file: "since-30d.json", arguments: ["--since", "-30d"]),
+        Golden(file: "since-30d.week-document.json", arguments: ["--since", "-30d", "--week-document"]),
         Golden(file: "dedupe-device.json", arguments: ["--dedupe", "device"]),
         Golden(file: "../expected/all_time.json", arguments: [], stats: "stats.ndjson"),
         Golden(file: "week-2025-W42.dedupe-device.json", arguments: ["--week", "2025-W42", "--dedupe", "device"],

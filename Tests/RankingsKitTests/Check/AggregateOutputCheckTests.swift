@@ -2,12 +2,13 @@ import Foundation
 import Testing
 
 /// The promise that ties the two commands together: every document `rankings aggregate` writes
-/// passes `rankings check` with the same `--top` and `--format`.
+/// passes `rankings check` with the same `--top`, `--format` and (for a week's) `--time-zone`.
 @Suite("Check: every document aggregate writes passes")
 struct AggregateOutputCheckTests {
     struct Input: Sendable, CustomTestStringConvertible {
         var path: String
         var extraArguments: [String] = []
+        var checkArguments: [String] = []
         var testDescription: String { ([path] + extraArguments).joined(separator: " ") }
     }
 
@@ -15,6 +16,9 @@ struct AggregateOutputCheckTests {
     static let inputs: [Input] = [
         Input(path: "sample-data/rating_events.ndjson"),
         Input(path: "sample-data/rating_events.ndjson", extraArguments: ["--week", "2026-W07"]),
+        Input(path: "sample-data/rating_events.ndjson", extraArguments: ["--since", "-30d", "--week-document"]),
+        Input(path: "sample-data/rating_events.ndjson", extraArguments: ["--week-document", "--time-zone", "Europe/Berlin"],
+              checkArguments: ["--time-zone", "Europe/Berlin"]),
         Input(path: "sample-data/edge-cases/escapes.ndjson"),
         Input(path: "sample-data/edge-cases/ties.ndjson"),
         Input(path: "sample-data/edge-cases/crlf-bom-blank.ndjson"),
@@ -34,7 +38,8 @@ struct AggregateOutputCheckTests {
                 let aggregate = try RankingsBinary.run(["aggregate", "-q", "--computed-at", fixedComputedAt, "--top", String(top),
                                                         "--format", format, "-o", document] + input.extraArguments + [source])
                 try #require(aggregate.status == 0, "aggregate failed: \(aggregate.stderrText)")
-                let check = try RankingsBinary.run(["check", "-q", "--top", String(top), "--format", format, document])
+                let check = try RankingsBinary.run(["check", "-q", "--top", String(top), "--format", format]
+                                                   + input.checkArguments + [document])
                 #expect(check.status == 0, "\(format)")
                 #expect(check.stderrText == "", "\(format)")
             }

@@ -27,11 +27,13 @@ struct CheckDocumentBuilder {
         return copy
     }
 
-    /// A weekly document: the base plus its bounds.
+    /// A weekly document: the base plus its bounds (2026-W07 on New York's clocks).
     var weekly: CheckDocumentBuilder {
-        with("week_id", "\"2026-W07\"")
-            .with("week_start", "\"2026-02-09T05:00:00.000Z\"")
-            .with("week_end", "\"2026-02-16T04:59:59.999Z\"")
+        with("week_id", "\"2026-W07\"").bounds("2026-02-09T05:00:00.000Z", "2026-02-16T04:59:59.999Z")
+    }
+
+    func bounds(_ start: String, _ end: String) -> CheckDocumentBuilder {
+        with("week_start", "\"\(start)\"").with("week_end", "\"\(end)\"")
     }
 
     var json: String {

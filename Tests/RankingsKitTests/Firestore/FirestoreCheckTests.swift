@@ -28,9 +28,9 @@ struct FirestoreCheckTests {
     @Test func everyFirestoreGoldenPasses() throws {
         let dir = RankingsBinary.packageRoot.appendingPathComponent("sample-data/firestore")
         let run = try RankingsBinary.run(["check", "--format", "firestore", "all_time.json", "week-2025-W42.json",
-                                          "since-30d.json"], directory: dir)
+                                          "since-30d.json", "since-30d.week-document.json"], directory: dir)
         #expect(run.status == 0)
-        #expect(run.stderrLines == ["rankings: 3 documents checked, all valid"])
+        #expect(run.stderrLines == ["rankings: 4 documents checked, all valid"])
     }
 
     @Test func theTwoFormatsAreNotConfused() throws {

@@ -22,6 +22,8 @@ struct FirestoreFormatTests {
         Golden(file: "all_time.json", json: "expected/all_time.json", arguments: []),
         Golden(file: "week-2025-W42.json", json: "backfill/week-2025-W42.json", arguments: ["--week", "2025-W42"]),
         Golden(file: "since-30d.json", json: "backfill/since-30d.json", arguments: ["--since", "-30d"]),
+        Golden(file: "since-30d.week-document.json", json: "backfill/since-30d.week-document.json",
+               arguments: ["--since", "-30d", "--week-document"]),
     ]
 
     static func read(_ relative: String) throws -> [UInt8] {

@@ -13,7 +13,9 @@ struct PrintFirestoreTests {
     /// Each JSON golden and its Firestore golden, as sample-data/firestore/README.md pairs them.
     static let pairs = [("sample-data/expected/all_time.json", "sample-data/firestore/all_time.json"),
                         ("sample-data/backfill/week-2025-W42.json", "sample-data/firestore/week-2025-W42.json"),
-                        ("sample-data/backfill/since-30d.json", "sample-data/firestore/since-30d.json")]
+                        ("sample-data/backfill/since-30d.json", "sample-data/firestore/since-30d.json"),
+                        ("sample-data/backfill/since-30d.week-document.json",
+                         "sample-data/firestore/since-30d.week-document.json")]
 
     @Test(arguments: pairs)
     func aJSONDocumentBecomesItsFirestoreGolden(json: String, body: String) throws {
