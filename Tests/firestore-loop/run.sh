@@ -9,6 +9,8 @@
 #                      faults.py's proxy as behind Google's API: one fetch a night (counted at the
 #                      proxy), both boards from its one snapshot, published and read back with
 #                      Google's client; rankings-night.prom and rankings-fetch.prom through promtool
+#   test_proof.py      the board's proof (proof.py): the real job's --stats of a fetched snapshot
+#                      against the emulator's COUNTs at its readTime; an altered vote named
 # The hooks one at a time (broken answers, proofs, tokens, night folders): Tests/firestore-hooks.
 #
 #   Tests/firestore-loop/run.sh [RANKINGS]     default: .build/debug/rankings (built by `swift test`)
@@ -42,7 +44,7 @@ source Tests/firestore/venv.sh
 export TEST_RANKINGS
 TEST_RANKINGS=$(realpath -- "$rankings")
 status=0
-for suite in test_nights.py test_night_run.py test_baseline.py; do
+for suite in test_nights.py test_night_run.py test_baseline.py test_proof.py; do
     echo "# $suite"
     "$venv/bin/python" -B "Tests/firestore-loop/$suite" || status=1
 done

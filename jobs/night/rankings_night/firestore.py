@@ -55,7 +55,9 @@ class Query:
         self.firestore, self.collection, self.order_by = firestore, collection, tuple(order_by)
         self.read_time, self.page_size, self.low, self.high = read_time, page_size, low, high
         self.prefix = f"{firestore.database_path}/documents/{collection}/"
-        filters = [where] if where else []
+        # An AND of filters joins the name range's as one AND (the board's proof counts so).
+        nested = where and where.get("compositeFilter", {}).get("op") == "AND"
+        filters = list(where["compositeFilter"]["filters"]) if nested else [where] if where else []
         for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
             if name is not None:
                 filters.append({"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": op,
@@ -139,12 +141,14 @@ def now(firestore, collection, whole_minute=False):
     return query.read_time
 
 
-def count(firestore, collection, read_time, low, high, workers, say):
+def count(firestore, collection, read_time, low, high, workers, say, where=None):
     """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore
     cannot finish it within its deadline (DEADLINE_EXCEEDED), the COUNTs of its children, cut
-    finer as needed; their sum is the range's count, so the proof holds at any size."""
+    finer as needed; their sum is the range's count, so the proof holds at any size. `where`:
+    a filter every COUNT has besides the range (the board's proof)."""
     try:
-        return [(low, high, Query(firestore, collection, read_time=read_time, low=low, high=high).count())]
+        return [(low, high, Query(firestore, collection, where=where, read_time=read_time, low=low,
+                                  high=high).count())]
     except Refused as refused:
         if refused.reason != "DEADLINE_EXCEEDED":
             raise
@@ -154,5 +158,6 @@ def count(firestore, collection, read_time, low, high, workers, say):
                                    "and the range cannot be cut finer")
     say(f"rest: the COUNT of {ranges.describe(low, high)} did not finish within Firestore's deadline: "
         f"counting its {len(children)} parts")
-    parts = parallel.each(lambda r: count(firestore, collection, read_time, *r, workers, say), children, workers)
+    parts = parallel.each(lambda r: count(firestore, collection, read_time, *r, workers, say, where), children,
+                          workers)
     return [part for counted in parts for part in counted]
