@@ -23,7 +23,8 @@ class Firestore:
         api = f"http://{settings.emulator_host}/v1" if settings.emulator_host else settings.firestore_endpoint or GOOGLE
         self._open(settings.firestore_project, settings.firestore_database, api,
                    auth.Credentials.from_settings(settings),
-                   Retry(attempts=settings.firestore_attempts, initial=settings.firestore_backoff_seconds),
+                   Retry(attempts=settings.firestore_attempts, initial=settings.firestore_backoff_seconds,
+                         maximum=max(Retry.maximum, settings.firestore_backoff_seconds)),
                    settings.firestore_timeout_seconds, None, say)
 
     @classmethod
