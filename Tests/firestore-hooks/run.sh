@@ -13,6 +13,8 @@
 #                              snapshot changed on disk, a damaged record -> a full read with the
 #                              reason; a wrong project -> 65; a publish answered with anything but
 #                              the document sent, or redirected -> 69
+#   test_client.py             the night's Firestore client alone: a commit with an exists or
+#                              updateTime precondition, met and not, and get_document of none
 # The logic alone is Tests/night; nights in a chain and the whole night are Tests/firestore-loop.
 #
 #   Tests/firestore-hooks/run.sh [RANKINGS]     default: .build/debug/rankings
@@ -44,7 +46,7 @@ source Tests/firestore/venv.sh
 export TEST_RANKINGS
 TEST_RANKINGS=$(realpath -- "$rankings")
 status=0
-for suite in nights.py test_fetch_and_publish.py test_proofs.py; do
+for suite in nights.py test_fetch_and_publish.py test_proofs.py test_client.py; do
     echo "# $suite"
     "$venv/bin/python" -B "Tests/firestore-hooks/$suite" || status=1
 done

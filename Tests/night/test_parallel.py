@@ -12,7 +12,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 from rankings_night import parallel  # noqa: E402
-from rankings_night.statuses import CONFIG, UNAVAILABLE, Failure  # noqa: E402
+from rankings_night.statuses import CONFIG, UNAVAILABLE, Failure, status_of  # noqa: E402
 from rankings_night.transport import Refused  # noqa: E402
 
 NIGHT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "jobs", "night")
@@ -62,8 +62,8 @@ class Processes(harness.Case):
         with self.assertRaises(Refused) as caught:
             parallel.apart(work, range(3))
         got = caught.exception
-        self.expect("refusal", (str(got), got.status, got.final, got.code, got.reason, got.documents_read),
-                    ("rest: the readTime is too old", UNAVAILABLE, False, 400, "FAILED_PRECONDITION", 1234))
+        self.expect("refusal", (str(got), status_of(got), got.code, got.reason, got.documents_read),
+                    ("rest: the readTime is too old", UNAVAILABLE, 400, "FAILED_PRECONDITION", 1234))
         with self.assertRaises(Failure) as caught:
             parallel.apart(lambda x: (_ for _ in ()).throw(Failure(CONFIG, "no", final=True)), [1])
         self.expect("failure", (type(caught.exception), str(caught.exception), caught.exception.status,

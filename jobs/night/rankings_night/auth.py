@@ -1,30 +1,42 @@
-"""The OAuth access token for Firestore's API, fetched once a run: the operator's
-RANKINGS_FIRESTORE_TOKEN_COMMAND, else the metadata server (a Google Cloud VM's or a Cloud Run
-job's service account), else `gcloud auth print-access-token`. None on the emulator. No message
-ever carries a token: redact() takes every token this process held out of any text."""
+"""The OAuth access token for Firestore's API, the first source that gives one of:
+RANKINGS_FIRESTORE_TOKEN_COMMAND; the metadata server (a Google Cloud VM's or Cloud Run job's
+service account, or GKE Workload Identity's, whose server does not answer a pod's first seconds,
+so it is tried for about 10 s); `gcloud auth print-access-token`. None on the emulator. One token
+a run, fetched again from the same source when Firestore answers 401 or the metadata server's
+is about to expire. No message ever carries a token: redact() takes every token this process
+held out of any text. Failures are NoCredentials (statuses.status_of: 78)."""
 import json
 import os
 import signal
 import subprocess
 import threading
-import urllib.request
+import time
+import urllib.parse
 
-from . import transport
-from .statuses import CONFIG, Failure
+from .transport import NoCredentials, Refused, Retry, Transport, Unavailable
 
 COMMAND_SECONDS = 120
 METADATA = "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"
+# About 10 s of tries, 2 s each at most; a name that does not resolve is off Google Cloud: once.
+METADATA_RETRY = Retry(attempts=8, initial=0.5, maximum=2.0, deadline=10.0, unknown_host=False)
+METADATA_TRY_SECONDS = 2.0
+EXPIRY_MARGIN = 60.0    # a metadata token is fetched again this long before it expires
+GCLOUD = ("gcloud", "auth", "print-access-token")
+
+COMMAND, METADATA_SERVER, GCLOUD_SOURCE = \
+    "RANKINGS_FIRESTORE_TOKEN_COMMAND", "the metadata server", "gcloud auth print-access-token"
+HOW_TO = ("set RANKINGS_FIRESTORE_TOKEN_COMMAND to a command that prints an access token, or run with a "
+          "service account (a Google Cloud VM's or Cloud Run job's, or GKE Workload Identity's)")
 _secrets = set()
 
 # Where the token came from, and what a 403 with it most likely means (docs/firestore.md, Credentials).
 FORBIDDEN_HINTS = {
-    "RANKINGS_FIRESTORE_TOKEN_COMMAND": "the token is RANKINGS_FIRESTORE_TOKEN_COMMAND's: give its account "
-                                        "roles/datastore.user on the project",
-    "the metadata server": "the token is the service account of this VM or job (the metadata server), not a key "
-                           "activated with gcloud: give that account roles/datastore.user and the cloud-platform "
-                           "scope, or set RANKINGS_FIRESTORE_TOKEN_COMMAND=\"gcloud auth print-access-token\"",
-    "gcloud auth print-access-token": "the token is gcloud's active account for this user: give it "
-                                      "roles/datastore.user on the project (gcloud auth list shows which)",
+    COMMAND: "the token is RANKINGS_FIRESTORE_TOKEN_COMMAND's: give its account roles/datastore.user on the project",
+    METADATA_SERVER: "the token is the service account of this VM or job (the metadata server), not a key "
+                     "activated with gcloud: give that account roles/datastore.user and the cloud-platform "
+                     "scope, or set RANKINGS_FIRESTORE_TOKEN_COMMAND=\"gcloud auth print-access-token\"",
+    GCLOUD_SOURCE: "the token is gcloud's active account for this user: give it "
+                   "roles/datastore.user on the project (gcloud auth list shows which)",
 }
 
 
@@ -38,10 +50,10 @@ def checked(text, what):
     """A token goes into an HTTP header: one line of visible ASCII, or a failure that hides it."""
     token = text.strip()
     if not token:
-        raise Failure(CONFIG, f"no access token: {what} printed nothing")
+        raise NoCredentials(f"no access token: {what} printed nothing")
     if not all("!" <= c <= "~" for c in token):
-        raise Failure(CONFIG, f"no access token: what {what} printed is not a single line of visible ASCII "
-                              "characters (not shown)")
+        raise NoCredentials(f"no access token: what {what} printed is not a single line of visible ASCII "
+                            "characters (not shown)")
     _secrets.add(token)
     return token
 
@@ -66,49 +78,99 @@ def run_bounded(argv, seconds):
 
 
 class Credentials:
-    def __init__(self, settings):
-        self.emulator = settings.emulator_host
-        self.command = settings.firestore_token_command
-        self.token, self.source = None, None
-        self._lock = threading.Lock()   # the streams of a full read ask at once; one token a run
+    """headers() and refresh(sent) as transport.Transport asks them. `command`: the operator's
+    shell command; `metadata`, `metadata_retry`, `gcloud`: the other sources, and how long the
+    metadata server is waited for (tests point them elsewhere)."""
+
+    def __init__(self, command=None, *, emulator=False, metadata=METADATA, metadata_retry=METADATA_RETRY,
+                 gcloud=GCLOUD):
+        self.command, self.emulator = command, emulator
+        self.metadata, self.metadata_retry, self.gcloud = metadata, metadata_retry, tuple(gcloud)
+        self.token, self.expires, self.source = None, None, None
+        self._lock = threading.Lock()   # the streams of a full read ask at once; one token for all
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls(settings.firestore_token_command, emulator=bool(settings.emulator_host))
 
     def headers(self):
         if self.emulator:
             return {}
         with self._lock:
-            if self.token is None:
-                self.token = self._fetch()
-        return {"Authorization": f"Bearer {self.token}"}
+            if self.token is None or (self.expires is not None and time.monotonic() >= self.expires):
+                self.token, self.expires = self._fetch()
+            return {"Authorization": f"Bearer {self.token}"}
+
+    def refresh(self, sent):
+        """The token `sent` (headers) was refused: dropped, unless another thread has already
+        put a new one in its place. Whether a new one may be had (not on the emulator)."""
+        if self.emulator:
+            return False
+        with self._lock:
+            if sent.get("Authorization") == f"Bearer {self.token}":
+                self.token = None
+        return True
 
     def forbidden_hint(self):
         return FORBIDDEN_HINTS.get(self.source, "")
 
     def _fetch(self):
+        """(token, monotonic time to fetch another or None): from the source of the last one,
+        else from the first that gives one."""
         if self.command:
-            self.source = "RANKINGS_FIRESTORE_TOKEN_COMMAND"
-            return self._run(["/bin/sh", "-c", self.command])
-        request = urllib.request.Request(METADATA, headers={"Metadata-Flavor": "Google"})
-        try:
-            status, _, body = transport.fetch(request, 2)
-            token = json.loads(body)["access_token"] if status == 200 else None
-        except (OSError, ValueError, KeyError, TypeError, Exception):  # noqa: BLE001 (off Google Cloud)
-            token = None
-        if isinstance(token, str):
-            self.source = "the metadata server"
-            return checked(token, self.source)
-        self.source = "gcloud auth print-access-token"
-        return self._run(["gcloud", "auth", "print-access-token"])
+            self.source = COMMAND
+            return self._run(["/bin/sh", "-c", self.command], COMMAND), None
+        tried = ["RANKINGS_FIRESTORE_TOKEN_COMMAND is not set"]
+        if self.source != GCLOUD_SOURCE:
+            token, expires, why = self._from_metadata()
+            if token is not None:
+                self.source = METADATA_SERVER
+                return token, expires
+            tried.append(f"the metadata server ({urllib.parse.urlsplit(self.metadata).hostname}) {why}")
+            if self.source == METADATA_SERVER:
+                raise NoCredentials(f"no new access token: {tried[-1]}")
+        self.source = GCLOUD_SOURCE
+        return self._run(list(self.gcloud), GCLOUD_SOURCE, tried), None
 
-    def _run(self, argv):
-        what = self.source
+    def _from_metadata(self):
+        """(token, expires, None) or (None, None, why not)."""
+        transport = Transport(self.metadata_retry, METADATA_TRY_SECONDS, say=lambda message: None)
+        started = time.monotonic()
+        try:
+            answer = transport.call("GET", self.metadata, headers={"Metadata-Flavor": "Google"})
+        except Refused as refused:
+            return None, None, f"answered HTTP {refused.code}" + (" (no service account)" if refused.code == 404 else "")
+        except Unavailable as unavailable:
+            tries = f"{unavailable.tries} {'try' if unavailable.tries == 1 else 'tries'}"
+            return None, None, f"is unreachable ({tries} in {time.monotonic() - started:.0f} s): {unavailable.why}"
+        token = answer.get("access_token") if isinstance(answer, dict) else None
+        if not isinstance(token, str):
+            return None, None, "answered without an access token"
+        lifetime = answer.get("expires_in")
+        expires = None
+        if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool):
+            expires = started + max(lifetime - EXPIRY_MARGIN, 0)
+        return checked(token, METADATA_SERVER), expires, None
+
+    def _run(self, argv, what, tried=()):
+        """The token argv prints. For gcloud, the last in the chain, a failure lists what else
+        was tried and how to give a token."""
+        def failed(why):
+            if not tried:
+                return NoCredentials(f"no access token: {what}: {why}")
+            return NoCredentials(f"no access token: {'; '.join(tried)}; {what}: {why}. To give one, {HOW_TO}")
         try:
             done = run_bounded(argv, COMMAND_SECONDS)
         except subprocess.TimeoutExpired:
-            raise Failure(CONFIG, f"no access token: {what} did not finish in {COMMAND_SECONDS}s "
-                                  "(stopped, with every process it started)") from None
+            raise NoCredentials(f"no access token: {what} did not finish in {COMMAND_SECONDS}s "
+                                "(stopped, with every process it started)") from None
+        except FileNotFoundError as error:
+            if tried:
+                raise failed(f"{argv[0]} is not installed (the container image holds no gcloud)") from None
+            raise failed(error.strerror) from None
         except OSError as error:
-            raise Failure(CONFIG, f"no access token: {what}: {error.strerror}") from None
+            raise failed(error.strerror) from None
         if done.returncode != 0:
             detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-            raise Failure(CONFIG, f"no access token: {what}: {detail[0]}")
+            raise failed(detail[0])
         return checked(done.stdout.decode("utf-8", "replace"), what)

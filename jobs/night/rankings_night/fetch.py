@@ -14,9 +14,9 @@ from .firestore import Firestore, Query, count, now
 from .folders import Run
 from .log import one_line
 from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time, sorted_lines
-from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure
+from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure, status_of
 from .stream import Broken
-from .transport import Refused
+from .transport import FirestoreError, Refused
 
 PROGRAM = "rankings-fetch-firestore"
 COLLECTION = "rating_events"
@@ -316,8 +316,8 @@ def run(directory, settings, deadline=None):
                 f"({time.time() - night.started:.1f}s)")
         status = 0
         return night.record
-    except Failure as failure:
-        status = failure.status
+    except (Failure, FirestoreError) as failure:
+        status = status_of(failure)
         raise
     finally:
         if hasattr(night, "started"):
@@ -363,9 +363,9 @@ def main(argv, environ):
     try:
         run(argv[0], setting.from_environment(environ))
         return 0
-    except Failure as failure:
+    except (Failure, FirestoreError) as failure:
         say(f"error: {failure}")
-        return failure.status
+        return status_of(failure)
     except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
         say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
         return SOFTWARE

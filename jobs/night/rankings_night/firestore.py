@@ -1,47 +1,106 @@
-"""Firestore's REST calls the night makes, over transport.py: a query read whole at one readTime a
-page at a time, its COUNT at the same time, and a document's PATCH and GET. What an answer must
-be to count as whole is stream.py's."""
+"""Firestore's REST calls the night makes, over transport.py, apart from the night's logic: a
+query read whole at one readTime a page at a time, its COUNT at the same time, a document's GET
+and PATCH, and a commit whose write may carry a precondition. What an answer must be to count as
+whole is stream.py's. A Firestore is handed to the night's logic; a fake in memory can stand in
+for it with database_path, run_query, run_aggregation_query, get_document and commit."""
 import urllib.parse
 
 from . import auth, parallel, ranges
 from .snapshot import format_time, parse_time
 from .statuses import UNAVAILABLE, Failure
 from .stream import Broken, read_count, read_page, value_key
-from .transport import Refused, Transport
+from .transport import Anonymous, Refused, Retry, Transport
 
 PAGE_SIZE = 1000    # documents a page asks for (answers stay well under Firestore's size limits)
+GOOGLE = "https://firestore.googleapis.com/v1"
 
 
 class Firestore:
+    """One database's calls. Firestore(settings, say) as the night's settings give it, or
+    Firestore.connect(project, ...) with everything said. Its errors are transport.py's types."""
+
     def __init__(self, settings, say):
-        self.project, self.database = settings.firestore_project, settings.firestore_database
-        self.emulator = settings.emulator_host
-        if self.emulator:
-            self.api = f"http://{self.emulator}/v1"
-        else:
-            self.api = (settings.firestore_endpoint or "https://firestore.googleapis.com/v1").rstrip("/")
-        self.database_path = f"projects/{self.project}/databases/{self.database}"
-        self.credentials = auth.Credentials(settings)
-        self.transport = Transport(settings.firestore_attempts, settings.firestore_backoff_seconds,
-                                   settings.firestore_timeout_seconds, self.credentials.headers,
-                                   lambda m: say(auth.redact(m)))
+        api = f"http://{settings.emulator_host}/v1" if settings.emulator_host else settings.firestore_endpoint or GOOGLE
+        self._open(settings.firestore_project, settings.firestore_database, api,
+                   auth.Credentials.from_settings(settings),
+                   Retry(attempts=settings.firestore_attempts, initial=settings.firestore_backoff_seconds,
+                         maximum=max(Retry.maximum, settings.firestore_backoff_seconds)),
+                   settings.firestore_timeout_seconds, None, say)
+
+    @classmethod
+    def connect(cls, project, *, database="(default)", api=GOOGLE, credentials=None, retry=Retry(), timeout=60.0,
+                deadline=None, say=print):
+        """`api`: the REST root (http://HOST:PORT/v1 for an emulator); `credentials`: headers()
+        and refresh(sent) (auth.Credentials; None: no token, as on an emulator); `retry`:
+        transport.Retry; `timeout`: seconds a try may take; `deadline`: time.monotonic() after
+        which no call goes on (settable later as .transport.deadline); `say`: retries logged."""
+        firestore = cls.__new__(cls)
+        firestore._open(project, database, api, credentials, retry, timeout, deadline, say)
+        return firestore
+
+    def _open(self, project, database, api, credentials, retry, timeout, deadline, say):
+        self.project, self.database, self.api = project, database, api.rstrip("/")
+        self.database_path = f"projects/{project}/databases/{database}"
+        self.credentials = credentials or Anonymous()
+        self.transport = Transport(retry, timeout, self.credentials, lambda m: say(auth.redact(m)), deadline)
 
     def url(self, suffix):
         return f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
+
+    def document_name(self, path):
+        """The full name of the document at `path` (collection/id)."""
+        return f"{self.database_path}/documents/{path}"
 
     def call(self, method, suffix, body=None, final=()):
         try:
             return self.transport.call(method, self.url(suffix), body, final)
         except Refused as refused:
-            if refused.code == 403 and self.credentials.forbidden_hint():
-                refused.args = (f"{refused} ({self.credentials.forbidden_hint()})",)
+            hint = getattr(self.credentials, "forbidden_hint", lambda: "")()
+            if refused.code == 403 and hint:
+                refused.args = (f"{refused} ({hint})",)
             raise
+
+    def run_query(self, body):
+        """runQuery's answer (a stream: a JSON array) to `body` ({"structuredQuery": ...})."""
+        return self.call("POST", "/documents:runQuery", body)
+
+    def run_aggregation_query(self, body, final=()):
+        return self.call("POST", "/documents:runAggregationQuery", body, final)
 
     def patch(self, path, body):
         return self.call("PATCH", f"/documents/{path}", body)
 
     def get(self, path):
+        """The document at `path`; Refused (404) when there is none."""
         return self.call("GET", f"/documents/{path}")
+
+    def get_document(self, path):
+        """The document at `path` (its name, fields, updateTime), or None when Firestore answers
+        404 (no such document; a database that does not exist answers so too, and a commit to it
+        is then refused)."""
+        try:
+            return self.get(path)
+        except Refused as refused:
+            if refused.code == 404:
+                return None
+            raise
+
+    def write(self, path, fields, update_time=None, exists=None):
+        """A commit's write of the whole document at `path`: only if its updateTime is still
+        `update_time` (as get_document read it), or only if it does (not) exist (`exists`)."""
+        write = {"update": {"name": self.document_name(path), "fields": fields}}
+        if update_time is not None:
+            write["currentDocument"] = {"updateTime": update_time}
+        elif exists is not None:
+            write["currentDocument"] = {"exists": bool(exists)}
+        return write
+
+    def commit(self, writes):
+        """Firestore's :commit of `writes` (REST Write objects, as write() makes them), all or
+        none: its answer, {"writeResults": [...], "commitTime": ...}. A precondition no longer
+        met is Refused 400 FAILED_PRECONDITION (404 NOT_FOUND, 409 ALREADY_EXISTS for `exists`);
+        so is a retried commit whose first try was applied but its answer lost: read back."""
+        return self.call("POST", "/documents:commit", {"writes": list(writes)})
 
 
 class Query:
@@ -98,7 +157,7 @@ class Query:
             if self.read_time is not None:
                 body["readTime"] = self.read_time
             where = f"runQuery page {number}"
-            documents, read_time = read_page(self.firestore.call("POST", "/documents:runQuery", body), where)
+            documents, read_time = read_page(self.firestore.run_query(body), where)
             if self.read_time is None:
                 self.read_time = read_time
             if len(documents) > self.page_size:
@@ -125,8 +184,8 @@ class Query:
                                                "aggregations": [{"alias": "documents", "count": {}}]}}
         if self.read_time is not None:
             body["readTime"] = self.read_time
-        counted, read_time = read_count(self.firestore.call("POST", "/documents:runAggregationQuery", body,
-                                                            final=("DEADLINE_EXCEEDED",)), "runAggregationQuery")
+        counted, read_time = read_count(self.firestore.run_aggregation_query(body, final=("DEADLINE_EXCEEDED",)),
+                                        "runAggregationQuery")
         self.read_time = self.read_time or read_time
         return counted
 

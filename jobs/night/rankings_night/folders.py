@@ -19,7 +19,8 @@ import tempfile
 import time
 
 from . import files
-from .statuses import CANT_CREATE, SOFTWARE, TEMPFAIL, UNAVAILABLE, USAGE, Failure
+from .statuses import CANT_CREATE, SOFTWARE, TEMPFAIL, UNAVAILABLE, USAGE, Failure, status_of
+from .transport import FirestoreError
 
 NIGHT = re.compile(r"^\d{8}T\d{6}(\.\d{6})?Z$")
 PARTIAL_PREFIX = ".partial-"
@@ -134,12 +135,12 @@ class Run:
         if kind is not None:
             if self._lock is not None:
                 self._discard()
-            if isinstance(error, (Failure, Stopped)):
-                self.status = error.status
+            if isinstance(error, (Failure, Stopped, FirestoreError)):
+                self.status = error.status if isinstance(error, Stopped) else status_of(error)
                 if isinstance(error, Stopped):
                     replacement = Failure(error.status, str(error))
-                elif error.status == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
-                    replacement = Failure(error.status, f"the fetch did not end within "
+                elif self.status == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
+                    replacement = Failure(self.status, f"the fetch did not end within "
                                                         f"RANKINGS_FIRESTORE_DEADLINE_SECONDS ({self.deadline:g} s): {error}")
             elif isinstance(error, OSError):
                 self.status = CANT_CREATE

@@ -13,7 +13,8 @@ from .firestore import Firestore
 from .transport import Refused
 from .log import one_line
 from .snapshot import parse_time
-from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure
+from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure, status_of
+from .transport import FirestoreError
 
 PROGRAM = "rankings-publish-firestore"
 READ_TIME = "snapshot_read_time"    # the field that orders two nights' boards (the app ignores it)
@@ -200,9 +201,9 @@ def main(argv, environ):
     try:
         publish(argv[0], setting.from_environment(environ))
         return 0
-    except Failure as failure:
+    except (Failure, FirestoreError) as failure:
         say(f"error: {failure}")
-        return failure.status
+        return status_of(failure)
     except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
         say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
         return SOFTWARE

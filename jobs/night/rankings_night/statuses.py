@@ -1,5 +1,7 @@
 """Every exit status of the night's programs, in one table (sysexits.h numbers, as `rankings`
-uses them). Tests/night checks it against JobError.swift and docs/exit-status.md."""
+uses them), and the one mapping from an error to the status a program ends with (status_of).
+Tests/night checks it against JobError.swift and docs/exit-status.md."""
+from . import transport
 
 OK = 0
 USAGE = 64          # a bad command line; root where another user keeps the files
@@ -47,6 +49,18 @@ class Failure(Exception):
         # Whole across a pipe from a child process (parallel.apart), whatever a subclass's
         # constructor asks: the message and every attribute, without calling it.
         return _rebuilt, (type(self), str(self), self.__dict__)
+
+
+def status_of(error):
+    """The status a program ends with for `error`: a Failure's own; the Firestore client's
+    errors, which carry none (transport.py), by their type; anything else is a bug."""
+    if isinstance(error, Failure):
+        return error.status
+    if isinstance(error, transport.NoCredentials):
+        return CONFIG
+    if isinstance(error, transport.FirestoreError):
+        return UNAVAILABLE      # refused, unreachable, out of time: another try may succeed
+    return SOFTWARE
 
 
 def _rebuilt(kind, message, attributes):

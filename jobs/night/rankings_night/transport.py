@@ -1,34 +1,119 @@
-"""HTTP for the Firestore calls, apart from what they mean: each try bounded in its whole time
-(connecting, sending, reading the last byte), retried with exponential back-off where another try
-can succeed (429, 5xx, a connection failing, an answer cut short, not HTTP or not JSON), a server's
-Retry-After honoured, and redirects never followed (a token must not travel to another host).
-Through urllib, so https_proxy is honoured."""
+"""HTTP for Firestore's calls, apart from what they mean and from the night's exit statuses: each
+try bounded in its whole time (connecting, sending, reading the last byte); retried as a Retry
+policy says (which answers and failures, back-off with full jitter, a server's Retry-After as a
+floor, an overall deadline); a 401 answered by dropping the token and trying once with a new one;
+redirects never followed (a token must not travel to another host). Through urllib, so
+https_proxy is honoured.
+
+Failures are exceptions of the types below, never exit statuses: statuses.status_of maps them."""
+import dataclasses
 import http.client
 import json
+import random
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
 
-from .statuses import UNAVAILABLE, Failure
+RETRY_AFTER_LIMIT = 300.0   # a Retry-After longer than this is a server's mistake, not a plan
 
 
-class TimeUp(OSError):
-    """A call's whole time ran out; retried like a connection that timed out."""
+class FirestoreError(Exception):
+    """Any failure of Firestore's client: a call refused or unanswered, no credentials."""
+
+    def __reduce__(self):
+        # Whole across a pipe from a child process (parallel.apart): the message and every
+        # attribute (code, reason, documents_read a caller added), without calling __init__.
+        return _rebuilt, (type(self), str(self), self.__dict__)
 
 
-class Refused(Failure):
+def _rebuilt(kind, message, attributes):
+    error = kind.__new__(kind)
+    Exception.__init__(error, message)
+    error.__dict__.update(attributes)
+    return error
+
+
+class Refused(FirestoreError):
     """Firestore answered a final no (400, 401, 403, 404, a redirect...): `code` is the HTTP
     status, `reason` Firestore's status word (FAILED_PRECONDITION) when it gave one."""
 
     def __init__(self, message, code, reason=""):
-        super().__init__(UNAVAILABLE, message)
+        super().__init__(message)
         self.code, self.reason = code, reason
 
 
+class Unavailable(FirestoreError):
+    """No answer that counts after the tries the policy allows: `tries` made, `why` the last
+    one's failure (without the method and URL the message starts with)."""
+
+    def __init__(self, message, tries, why=""):
+        super().__init__(message)
+        self.tries, self.why = tries, why
+
+
+class TimeUp(Unavailable):
+    """The run's deadline or the policy's own ended the tries before an answer."""
+
+
+class NoCredentials(FirestoreError):
+    """No access token from any source; the message says what was tried and how to give one."""
+
+
+class _TooSlow(OSError):
+    """One try's whole time ran out; retried like a connection that timed out."""
+
+
+def _retried_failure(error):
+    """A try's failure that another try may not repeat: the connection, the answer broken or
+    not JSON. Not a name that does not resolve when `unknown_host` is false (below)."""
+    return isinstance(error, (OSError, http.client.HTTPException, ValueError))
+
+
+def _unknown_host(error):
+    reason = getattr(error, "reason", error)
+    return isinstance(reason, socket.gaierror) and reason.errno == socket.EAI_NONAME
+
+
+@dataclasses.dataclass(frozen=True)
+class Retry:
+    """When and how long to wait before another try. A try's pause is drawn at random between 0
+    and initial * multiplier ** (tries - 1), capped at `maximum` (full jitter: streams answered
+    429 together do not come back together); a server's Retry-After is a floor. `deadline`:
+    seconds a call may take with all its tries (None: only `attempts` bounds them)."""
+    attempts: int = 5
+    initial: float = 1.0
+    maximum: float = 60.0
+    multiplier: float = 2.0
+    jitter: bool = True
+    deadline: "float | None" = None
+    statuses: frozenset = frozenset({408, 429, 500, 502, 503, 504})
+    unknown_host: bool = True      # retry a host name that does not resolve (EAI_NONAME)
+
+    def retries(self, error):
+        """Whether a try that failed with `error` (not an HTTP answer) is worth another."""
+        return _retried_failure(error) and (self.unknown_host or not _unknown_host(error))
+
+    def pause(self, tries, floor=0.0, uniform=random.uniform):
+        """Seconds to wait after `tries` tries; `floor` the server's Retry-After."""
+        ceiling = min(self.maximum, self.initial * self.multiplier ** (tries - 1))
+        wait = uniform(0.0, ceiling) if self.jitter else ceiling
+        return max(wait, min(floor, RETRY_AFTER_LIMIT))
+
+
+class Anonymous:
+    """No credentials (the emulator, a metadata server): no header, nothing to refresh."""
+
+    def headers(self):
+        return {}
+
+    def refresh(self, sent):
+        return False
+
+
 class _Watch:
-    """One call's limit on its whole time. A socket timeout bounds each read alone, so a server
+    """One try's limit on its whole time. A socket timeout bounds each read alone, so a server
     sending a byte a second would hold a call for ever; at the limit this shuts the socket down,
     which ends whatever read or write waits on it."""
 
@@ -88,10 +173,11 @@ def _handlers(watch):
 
 
 def fetch(request, seconds):
-    """(status, headers, body) within `seconds` from the start. Raises TimeUp at the limit,
-    OSError when the connection fails, HTTPException when the answer is not HTTP or cut short."""
+    """(status, headers, body) of one try within `seconds` from the start. Raises OSError when
+    the connection fails or the time runs out, HTTPException when the answer is not HTTP or is
+    cut short."""
     if seconds <= 0:
-        raise TimeUp("no time left for another call")
+        raise _TooSlow("no time left for another try")
     watch = _Watch(seconds)
     opener = urllib.request.build_opener(*_handlers(watch))
     watch._timer.start()
@@ -102,11 +188,11 @@ def fetch(request, seconds):
         except urllib.error.HTTPError as error:
             status, headers, body = error.code, error.headers, error.read()
         if watch.expired:
-            raise TimeUp(f"no whole answer within {seconds:g}s")
+            raise _TooSlow(f"no whole answer within {seconds:g}s")
         return status, headers, body
     except (OSError, http.client.HTTPException):
         if watch.expired:
-            raise TimeUp(f"no whole answer within {seconds:g}s") from None
+            raise _TooSlow(f"no whole answer within {seconds:g}s") from None
         raise
     finally:
         watch.close()
@@ -123,64 +209,90 @@ def summary(text):
         return text.strip()[:300], ""
 
 
+def _described(error):
+    if isinstance(error, http.client.IncompleteRead):
+        return f"a broken answer: IncompleteRead: cut short after {len(error.partial)} bytes"
+    if isinstance(error, http.client.HTTPException):
+        return f"a broken answer: {type(error).__name__}: {str(error).strip()}"
+    if isinstance(error, OSError):
+        return str(getattr(error, "reason", None) or error)
+    return f"the answer is not JSON: {error}"
+
+
 class Transport:
-    """Calls with retries. `authorize()` gives the headers of each try (the token's); `say` logs a
-    retry; `deadline` (time.monotonic()) bounds every call of a run when set."""
+    """Calls with retries. `retry` (Retry) says which failures are tried again and when;
+    `timeout` bounds one try; `credentials` gives each try's headers (headers()) and drops a
+    token a 401 answered (refresh(headers sent) -> whether a new one may be had); `say` logs a
+    retry; `deadline` (time.monotonic()) bounds every call of a run when set. `sleep` and
+    `uniform` are time.sleep and random.uniform but for tests."""
 
-    def __init__(self, attempts=5, backoff=1.0, timeout=60.0, authorize=dict, say=print, deadline=None):
-        self.attempts, self.backoff, self.timeout = attempts, backoff, timeout
-        self.authorize, self.say, self.deadline = authorize, say, deadline
+    def __init__(self, retry=Retry(), timeout=60.0, credentials=None, say=print, deadline=None,
+                 sleep=time.sleep, uniform=random.uniform):
+        self.retry, self.timeout, self.credentials = retry, timeout, credentials or Anonymous()
+        self.say, self.deadline, self.sleep, self.uniform = say, deadline, sleep, uniform
 
-    def seconds_left(self):
-        if self.deadline is None:
-            return self.timeout
-        return min(self.timeout, self.deadline - time.monotonic())
+    def _ends(self, started):
+        ends = [t for t in (self.deadline, None if self.retry.deadline is None else started + self.retry.deadline)
+                if t is not None]
+        return min(ends) if ends else None
 
-    def call(self, method, url, body=None, final=()):
-        """One call's JSON answer. Only calls that give the same answer when repeated are made (a
-        page at a fixed readTime and cursor, a whole-document PATCH), so a retry can neither
-        duplicate nor drop anything. `final`: Firestore status words (DEADLINE_EXCEEDED for a
-        COUNT) that are Refused at once, whatever the HTTP status."""
-        data = None if body is None else json.dumps(body).encode()
-        last, attempt = "", 0
-        for attempt in range(1, self.attempts + 1):
-            headers = {"Content-Type": "application/json", **self.authorize()}
-            request = urllib.request.Request(url, data=data, method=method, headers=headers)
-            wait = 0.0
+    def seconds_left(self, ends=None):
+        ends = self.deadline if ends is None else ends
+        return self.timeout if ends is None else min(self.timeout, ends - time.monotonic())
+
+    def call(self, method, url, body=None, final=(), headers=None):
+        """One call's JSON answer. Only calls that may be repeated are made: a page at a fixed
+        readTime and cursor, a whole-document PATCH, a commit (repeated after an answer lost, a
+        commit with a precondition is refused, not applied twice: its caller reads back). `final`:
+        Firestore status words (DEADLINE_EXCEEDED for a COUNT) that are Refused at once,
+        whatever the HTTP status. `headers`: the call's own, besides the credentials'."""
+        retry, data = self.retry, None if body is None else json.dumps(body).encode()
+        ends = self._ends(time.monotonic())
+        tries, refreshed = 0, False
+        while True:
+            tries += 1
+            sent = self.credentials.headers()
+            request = urllib.request.Request(url, data=data, method=method,
+                                             headers={"Content-Type": "application/json", **(headers or {}), **sent})
+            floor = 0.0
             try:
-                status, answer_headers, text = fetch(request, self.seconds_left())
+                status, answer_headers, text = fetch(request, self.seconds_left(ends))
+            except (OSError, http.client.HTTPException) as error:
+                why = _described(error)
+                if not retry.retries(error):
+                    raise Unavailable(f"{method} {url}: {why}", tries, why) from None
+            else:
                 if 300 <= status < 400:
                     raise Refused(f"{method} {url}: HTTP {status}: a redirect to "
                                   f"{answer_headers.get('Location', '?')}, not followed", status)
-                if status >= 400:
-                    message, reason = summary(text.decode("utf-8", "replace"))
-                    last = f"{method} {url}: HTTP {status}: {message}"
-                    if (status != 429 and status < 500) or reason in final:
-                        raise Refused(last, status, reason)
-                    wait = _retry_after(answer_headers)
+                if status < 300:
+                    try:
+                        return json.loads(text or b"{}")
+                    except ValueError as error:
+                        why = _described(error)
                 else:
-                    return json.loads(text or b"{}")
-            except http.client.IncompleteRead as error:
-                last = f"{method} {url}: a broken answer: IncompleteRead: cut short after {len(error.partial)} bytes"
-            except http.client.HTTPException as error:
-                last = f"{method} {url}: a broken answer: {type(error).__name__}: {str(error).strip()}"
-            except OSError as error:
-                last = f"{method} {url}: {getattr(error, 'reason', None) or error}"
-            except ValueError as error:
-                last = f"{method} {url}: the answer is not JSON: {error}"
-            if self.deadline is not None and self.seconds_left() <= 0:
-                break
-            if attempt < self.attempts:
-                pause = max(self.backoff * 2 ** (attempt - 1), wait)
-                if self.deadline is not None:
-                    pause = min(pause, max(self.deadline - time.monotonic(), 0))
-                self.say(f"{last}; try {attempt} of {self.attempts}, next in {pause:g}s")
-                time.sleep(pause)
-        raise Failure(UNAVAILABLE, f"{last} (gave up after {attempt} tries)")
+                    message, reason = summary(text.decode("utf-8", "replace"))
+                    why = f"HTTP {status}: {message}"
+                    if status == 401 and not refreshed and self.credentials.refresh(sent):
+                        # An expired token: a new one, once, and the same try again.
+                        refreshed, tries = True, tries - 1
+                        self.say(f"{method} {url}: {why}; a new access token, and the call again")
+                        continue
+                    if status not in retry.statuses or reason in final:
+                        raise Refused(f"{method} {url}: {why}", status, reason)
+                    floor = _retry_after(answer_headers)
+            last = f"{method} {url}: {why}"
+            if tries >= retry.attempts:
+                raise Unavailable(f"{last} (gave up after {tries} tries)", tries, why)
+            pause = retry.pause(tries, floor, self.uniform)
+            if ends is not None and time.monotonic() + pause >= ends:
+                raise TimeUp(f"{last} (gave up after {tries} tries: the deadline comes before another)", tries, why)
+            self.say(f"{last}; try {tries} of {retry.attempts}, next in {pause:.3g}s")
+            self.sleep(pause)
 
 
 def _retry_after(headers):
     try:
-        return min(float(headers.get("Retry-After", "0")), 300.0)
+        return max(float(headers.get("Retry-After", "0")), 0.0)
     except (TypeError, ValueError):
         return 0.0
