@@ -16,6 +16,7 @@ from . import fetch, files, history, metrics, publish, statuses, wiring
 from .log import severity_of
 from .settings import PASSED
 from .statuses import CANT_CREATE, CONFIG, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
+from .transport import FirestoreError
 from .zone import zone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -116,12 +117,13 @@ class Night:
         try:
             work()
             return 0, None
-        except Failure as failure:
-            if failure.status - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) and self.signal is None:
-                self.signal = failure.status - 128
+        except (Failure, FirestoreError) as failure:
+            status = statuses.status_of(failure)
+            if status - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) and self.signal is None:
+                self.signal = status - 128
                 self.stopped.set()
             say(f"error: {failure}")
-            return failure.status, str(failure)
+            return status, str(failure)
         except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
             why = f"unexpected {type(error).__name__}: {error} (a bug in rankings-night)"
             say(f"error: {why}")

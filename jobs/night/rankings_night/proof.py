@@ -336,10 +336,10 @@ class _Counted:
         self.firestore, self.database_path = firestore, firestore.database_path
         self.calls, self.lock = 0, threading.Lock()
 
-    def call(self, method, suffix, body=None, final=()):
+    def run_aggregation_query(self, body, final=()):
         with self.lock:
             self.calls += 1
-        return self.firestore.call(method, suffix, body, final)
+        return self.firestore.run_aggregation_query(body, final)
 
 
 class _NoIndex(Exception):
