@@ -102,7 +102,8 @@ class Night(harness.Case):
         self.expect("all-time flags", all_time[3:], ["--max-drop", "1", "--metrics", f"{self.state}/rankings.prom",
                                                     "--output", f"{self.state}/all_time.json", all_time[-1]])
         self.expect("monthly flags", monthly[3:], ["--max-drop", "1", "--max-drop", "100", "--allow-empty", "--since",
-                                                  "-30d", "--output", f"{self.state}/monthly.json", monthly[-1]])
+                                                  "-30d", "--week-document", "--output", f"{self.state}/monthly.json",
+                                                  monthly[-1]])
         self.expect("published", [c[2] for c in calls[3:]], [f"{self.state}/all_time.json", f"{self.state}/monthly.json"])
         self.expect_in("a step's own line relayed", "rankings: said something", done.stderr)
         metrics = self.metrics()

@@ -121,7 +121,8 @@ class Calls(harness.Case):
                                          retry=Retry(attempts=1000, initial=0.05, maximum=0.05, deadline=0.5))
         self.assertIsInstance(failure, TimeUp)
         self.expect_in("message", "(gave up after", str(failure))
-        self.expect("tries made and counted", failure.tries, len(requests))
+        # The try the deadline cuts may or may not have reached the server by then.
+        self.expect("tries made and counted", len(requests) - failure.tries in (0, 1), True)
         self.assertLess(len(requests), 1000)
 
     def test_server_trouble_is_retried_then_given_up(self):

@@ -52,9 +52,14 @@ class Wiring(harness.Case):
         w = wire(RANKINGS_EXPORTS="/srv/e", RANKINGS_OUTPUT="/var/lib/rankings/leaderboard.json",
                  RANKINGS_MONTHLY="yes", RANKINGS_MONTHLY_OUTPUT="/var/lib/rankings/month/all_time.json",
                  RANKINGS_PUBLISH=PUBLISH, RANKINGS_FIRESTORE_PROJECT="p")
-        self.expect("documents", [(b.role, b.output, b.document) for b in w.boards],
+        # The 30-day board is the New York week's document older app versions read.
+        self.expect("documents", [(b.role, b.output, wiring.document_of(b, "2026-11-30T04:59:59.999Z"))
+                                  for b in w.boards],
                     [("all_time", "/var/lib/rankings/leaderboard.json", "all_time"),
-                     ("monthly", "/var/lib/rankings/month/all_time.json", "monthly")])
+                     ("monthly", "/var/lib/rankings/month/all_time.json", "2026-W48")])
+        self.expect("at the week's turn, New York's Monday", wiring.document_of(w.boards[1], "2026-11-30T05:00:00Z"),
+                    "2026-W49")
+        self.expect("the ISO year's 53rd week", wiring.document_of(w.boards[1], "2027-01-01T04:00:00Z"), "2026-W53")
         self.expect("publish here", (w.publish_firestore, w.publish_command), (True, None))
 
     def test_two_boards_in_one_file_are_refused(self):

@@ -64,6 +64,7 @@ class Night:
         self.child = None
         self.wiring = wiring.wire(settings)
         self.fetched = None     # the record of tonight's fetch, when it ran here
+        self.computed_at = None     # every board's, set when the job starts
 
     # --- what runs ---------------------------------------------------------------------------
 
@@ -107,7 +108,8 @@ class Night:
         publish.out = self.relay_line
         read_time = (self.fetched or {}).get("read_time")
         max_drop = max_drop_of(self.settings.flags + self.extra_flags) if board.role == "all_time" else None
-        return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=board.document,
+        name = wiring.document_of(board, self.computed_at)
+        return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=name,
                                                                 read_time=read_time, max_drop=max_drop))
 
     def called(self, say, work):
@@ -189,8 +191,8 @@ class Night:
                     # Both boards from one snapshot, whatever a later fetch does to `current`, and
                     # one computed_at: the step's start, after the fetch, so that a window the fetch
                     # read (RANKINGS_FIRESTORE_SINCE=-30d) holds all that --since -30d counts.
-                    resolved, computed_at = os.path.realpath(self.wiring.exports), utc(time.time())
-                    step.commands = [self.job_command(b, computed_at, resolved) for b in self.wiring.boards]
+                    resolved, self.computed_at = os.path.realpath(self.wiring.exports), utc(time.time())
+                    step.commands = [self.job_command(b, self.computed_at, resolved) for b in self.wiring.boards]
                 self.run_step(step)
                 if step.status != 0:
                     break

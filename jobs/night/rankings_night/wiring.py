@@ -5,16 +5,22 @@ file and its document, and which publish. Settings that contradict each other ar
 under another's name.
 
 A board's document is fixed by its role, never by its file's name: the all-time board is always
-weekly_rankings/all_time, the 30-day board always its own document, whatever RANKINGS_OUTPUT and
+weekly_rankings/all_time, the 30-day board always the current New York week's document
+(weekly_rankings/2026-W48, where older app versions read it), whatever RANKINGS_OUTPUT and
 RANKINGS_MONTHLY_OUTPUT are called."""
 import os
 from dataclasses import dataclass, field
 
+from .snapshot import parse_time
 from .statuses import CONFIG, Failure
+from .zone import zone
 
 SHIPPED_FETCH = "rankings-fetch-firestore"
 SHIPPED_PUBLISH = "rankings-publish-firestore"
-MONTHLY_FLAGS = ["--max-drop", "100", "--allow-empty", "--since", "-30d"]
+# The 30-day board in the form app versions before the all-time board read: the current New York
+# week's document, weekly_rankings/{week_id}, with week_start and week_end.
+MONTHLY_FLAGS = ["--max-drop", "100", "--allow-empty", "--since", "-30d", "--week-document"]
+WEEK = "the week's"     # a monthly board's document: the ISO week of its computed_at, in New York
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,16 @@ class Wiring:
     publish_firestore: bool = False     # the shipped publish: run in this process
     publish_command: tuple = None   # another publish program, once per board with its path
     notes: list = field(default_factory=list)
+
+
+def week_of(computed_at):
+    """The ISO week id of an RFC 3339 time on New York's clocks (the app's getCurrentWeekId())."""
+    year, week, _ = zone()(parse_time(computed_at) / 1e9).isocalendar()
+    return f"{year:04d}-W{week:02d}"
+
+
+def document_of(board, computed_at):
+    return week_of(computed_at) if board.document == WEEK else board.document
 
 
 def _same(a, b):
@@ -81,7 +97,7 @@ def wire(settings):
         if _same(monthly, settings.output):
             raise Failure(CONFIG, f"RANKINGS_MONTHLY_OUTPUT={monthly} is RANKINGS_OUTPUT's file: each board needs "
                                   "its own (leave RANKINGS_MONTHLY_OUTPUT unset for monthly.json beside it)")
-        boards.append(Board("monthly", monthly, tuple(MONTHLY_FLAGS), "monthly"))
+        boards.append(Board("monthly", monthly, tuple(MONTHLY_FLAGS), WEEK))
     if (fetch_directory is not None or publish_firestore) and not settings.firestore_project:
         raise Failure(CONFIG, f"RANKINGS_FIRESTORE_PROJECT is not set ({settings.source}): the Firestore "
                               f"{'fetch' if fetch_directory is not None else 'publish'} needs it")
