@@ -272,6 +272,83 @@ class Night(harness.Case):
         job = self.calls()[1][2].split()
         self.expect("flags", job[3:7], ["--max-drop", "1", "--max-drop", "100"])
 
+    def test_a_history_nested_50000_deep_is_kept_aside_and_the_night_still_ends_well(self):
+        self.configure()
+        damaged = ("[" * 50000 + "]" * 50000).encode()
+        with open(os.path.join(self.state, ".rankings-nights.json"), "wb") as out:
+            out.write(damaged)
+        done = self.night()
+        self.expect_exit(done, 0, "warning: ")
+        self.expect_in("said", ".rankings-nights.json: not JSON (RecursionError", done.stderr)
+        self.expect("tonight's night", [n["status"] for n in self.history()], [0])
+        with open(os.path.join(self.state, ".rankings-nights.json.damaged"), "rb") as f:
+            self.expect("kept aside", f.read(), damaged)
+        self.expect("metrics", self.metrics()["rankings_night_last_run_exit_status"], "0")
+
+    def test_a_fifo_at_the_metrics_path_holds_nothing_up(self):
+        self.configure()
+        fifo = os.path.join(self.state, "rankings-night.prom")
+        os.mkfifo(fifo)
+        self.plan("publish", 65)        # a failed night reads the old file for the last success
+        self.expect_exit(self.night(timeout=60), 65)
+        self.assertTrue(stat.S_ISREG(os.lstat(fifo).st_mode), "the FIFO replaced by the metrics")
+        self.expect("metrics", self.metrics()["rankings_night_last_run_exit_status"], "65")
+
+    def test_every_file_the_night_makes_is_0644_under_umask_077(self):
+        self.configure(RANKINGS_LOG_FILE=f"{self.state}/night.log")
+        old = os.umask(0o077)
+        try:
+            self.expect_exit(self.night(), 0)
+        finally:
+            os.umask(old)
+        for name in ("night.log", ".rankings-nights.json", "rankings-night.prom", ".rankings.lock"):
+            with self.subTest(file=name):
+                self.expect("mode", stat.S_IMODE(os.stat(os.path.join(self.state, name)).st_mode), 0o644)
+
+    def last_line(self, done):
+        return json.loads([line for line in done.stderr.splitlines() if line.startswith("{")][-1])
+
+    def test_the_last_line_has_only_tonights_fetch_figures(self):
+        # The shipped fetch runs in the night's process; here against a port nobody listens on,
+        # after an earlier night whose record `current` still names.
+        folder = os.path.join(self.state, "firestore", "20261127T050000Z")
+        os.makedirs(folder)
+        os.symlink("20261127T050000Z", os.path.join(self.state, "firestore", "current"))
+        with open(os.path.join(folder, ".night.json"), "w") as out:
+            json.dump({"format": 2, "method": "export", "mode": "full", "project": "jokes", "database": "(default)",
+                       "collection": "rating_events", "documents_read": 5000}, out)
+        self.configure(RANKINGS_FETCH=f'"/usr/libexec/rankings-fetch-firestore {self.state}/firestore"',
+                       RANKINGS_EXPORTS=None, RANKINGS_FIRESTORE_PROJECT="jokes", RANKINGS_LOG_FORMAT="json",
+                       RANKINGS_RETRIES="0", RANKINGS_FIRESTORE_ATTEMPTS="1", FIRESTORE_EMULATOR_HOST="127.0.0.1:1")
+        done = self.night()
+        self.expect_exit(done, 69)
+        last = self.last_line(done)
+        self.expect("a failed fetch's night", {k: last.get(k) for k in ("status", "mode", "documents_read")},
+                    {"status": 69, "mode": None, "documents_read": None})
+
+    def test_a_platforms_retry_is_named_in_the_starting_line(self):
+        self.configure()
+        done = harness.run([NIGHT, "run", "--config", self.config], env=dict(os.environ, CLOUD_RUN_TASK_ATTEMPT="2"))
+        self.expect_exit(done, 0)
+        starting = [line for line in done.stderr.splitlines() if "night starting" in line]
+        self.expect_in("the attempt", "; CLOUD_RUN_TASK_ATTEMPT 2)", starting[0])
+        done = self.night()
+        self.assertNotIn("CLOUD_RUN_TASK_ATTEMPT", done.stderr)
+
+    def test_only_task_0_of_several_runs_the_night(self):
+        self.configure()
+        environ = dict(os.environ, CLOUD_RUN_TASK_COUNT="3", CLOUD_RUN_TASK_INDEX="1")
+        done = harness.run([NIGHT, "run", "--config", self.config], env=environ)
+        self.expect_exit(done, 0)
+        self.expect("one line", done.stderr,
+                    "rankings-night: task 1 of 3 (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs "
+                    "the night; nothing to do\n")
+        self.expect("nothing ran", self.calls(), [])
+        self.assertFalse(os.path.exists(os.path.join(self.state, ".rankings-nights.json")))
+        environ["CLOUD_RUN_TASK_INDEX"] = "0"
+        self.expect_exit(harness.run([NIGHT, "run", "--config", self.config], env=environ), 0, "night done")
+        self.expect("task 0 ran it", [c[0] for c in self.calls()], ["fetch", "rankings", "publish"])
+
 
 class Cron(harness.Case):
     def test_cron_runs_the_night_only_in_new_yorks_first_hour_once_a_day(self):
@@ -285,7 +362,7 @@ class Cron(harness.Case):
             cli.time.time = lambda: 1795755600.0 + 3600     # 2026-11-27 01:00 in New York: not the hour
             self.expect("outside the hour", cli.main(["cron", "--config", config]), 0)
             self.assertFalse(os.path.exists(f"{work}/log"))
-            cli.timer_enabled = lambda: False
+            cli.timer_active = lambda: False
             cli.time.time = lambda: 1795755600.0 + 60       # 00:01 in New York
             self.expect("the night (its job failing)", cli.main(["cron", "--config", config]), 1)
             self.expect("once a day", cli.main(["cron", "--config", config]), 0)

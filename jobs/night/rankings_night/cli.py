@@ -21,7 +21,7 @@ USAGE_TEXT = """Usage: rankings-night COMMAND [--config FILE | --environment] [O
                      rankings.service runs); FLAGs go to `rankings aggregate` after RANKINGS_FLAGS
                      (`-- --max-drop 100` accepts a drop once)
   cron               what /etc/cron.d/rankings runs every hour: the night, once a day, in the
-                     hour after midnight New York time, unless rankings.timer is enabled
+                     hour after midnight New York time, unless rankings.timer is active
   status [-n N] [--json]   the last N nights (default 7): each step's result and why it failed
   plan               what tonight's fetch would do and why, without reading Firestore
   settings           the settings as the night reads them, or the first one it refuses (78)
@@ -38,6 +38,16 @@ status). See rankings(1): "The night", and /usr/share/doc/rankings/operators-gui
 def on_a_platform(environ):
     """Cloud Run Jobs and Kubernetes set these: retries are the platform's, logs are JSON."""
     return any(k in environ for k in ("CLOUD_RUN_JOB", "CLOUD_RUN_EXECUTION", "KUBERNETES_SERVICE_HOST"))
+
+
+def another_task(environ):
+    """Why this task runs no night, when a platform started several (CLOUD_RUN_TASK_COUNT > 1):
+    only task 0 does, since identical nights side by side would only contend for the lock."""
+    count, index = environ.get("CLOUD_RUN_TASK_COUNT", "1"), environ.get("CLOUD_RUN_TASK_INDEX", "0")
+    if count.isdigit() and int(count) > 1 and index.isdigit() and int(index) != 0:
+        return (f"task {index} of {count} (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs the night; "
+                f"nothing to do")
+    return None
 
 
 def parse(argv):
@@ -85,9 +95,14 @@ def load(options, environ):
     return setting.read_file(options["config"])
 
 
-def timer_enabled():
+def timer_active(systemd="/run/systemd/system"):
+    """systemd runs rankings.timer: systemd is the init (its run directory is there) and the
+    timer is active. An enabled timer that is not running (never started, stopped, a container
+    without systemd) runs no night, so cron must."""
+    if not os.path.isdir(systemd):
+        return False
     try:
-        return subprocess.run(["systemctl", "is-enabled", "--quiet", "rankings.timer"], stdin=subprocess.DEVNULL,
+        return subprocess.run(["systemctl", "is-active", "--quiet", "rankings.timer"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -114,17 +129,20 @@ def run_night(settings, scheduler, flags, environ, config=None):
 
 def cron(settings, environ, config):
     """Debian's cron ignores CRON_TZ, so the entry fires every hour and the night goes ahead in the
-    one hour that is New York's first of the day, once that day."""
-    local = zone()(time.time())
+    one hour that is New York's first of the day, once that day. A night that started in the
+    future (a clock set ahead, then corrected) did not run today."""
+    now = time.time()
+    local = zone()(now)
     if local.hour != 0:
         return 0
-    if timer_enabled():
-        Log(syslog_ident="rankings")("rankings.timer is enabled, so systemd runs the night; nothing to do")
+    if timer_active():
+        Log(syslog_ident="rankings")("rankings.timer is active, so systemd runs the night; nothing to do")
         return 0
     settings.require("RANKINGS_OUTPUT")
     state = os.path.dirname(os.path.abspath(settings.output))
-    if any(n.get("scheduler") == "cron" and zone()(n.get("started", 0)).date() == local.date()
-           for n in history.read(state)):
+    booted = history.boot()
+    starts = [history.real_start(n, now, booted) for n in history.read(state) if n["scheduler"] == "cron"]
+    if any(start is not None and zone()(start).date() == local.date() for start in starts):
         return 0
     return run_night(settings, "cron", [], environ, config)
 
@@ -164,6 +182,9 @@ def main(argv, environ=None):
             print(USAGE_TEXT, end="")
             return 0
         settings = load(options, environ)
+        if command == "run" and another_task(environ):
+            Log(form=settings.log_format)(another_task(environ))
+            return 0
         if command == "run":
             scheduler = "container" if on_a_platform(environ) else "systemd" if "INVOCATION_ID" in environ else "hand"
             return run_night(settings, scheduler, flags, environ, None if options["environment"] else options["config"])
@@ -171,9 +192,11 @@ def main(argv, environ=None):
             return cron(settings, environ, options["config"])
         if command == "status":
             settings.require("RANKINGS_OUTPUT")
-            nights = history.read(os.path.dirname(os.path.abspath(settings.output)))
-            print(json.dumps(nights[-options["count"]:], indent=1) if options["json"]
-                  else history.show(nights, options["count"], zone()))
+            nights = history.read(os.path.dirname(os.path.abspath(settings.output)), Log().warning)
+            text = json.dumps(history.last(nights, options["count"]), indent=1) if options["json"] \
+                else history.show(nights, options["count"], zone())
+            if text:
+                print(text)
             return 0
         if command == "plan":
             print(show_plan(settings))
@@ -217,7 +240,7 @@ def rankings_cron(argv, environ=None):
               "(see rankings-night --help)")
         return 0
     config, flags = (argv[0] if argv else paths.CONFIG), argv[1:]
-    if not flags and timer_enabled():
+    if not flags and timer_active():
         return 0
     environ = dict(os.environ if environ is None else environ)
     try:

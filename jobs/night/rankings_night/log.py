@@ -1,15 +1,25 @@
 """The night's log: one line per event, under one tag. Plain lines for a terminal or the journal
 (rankings.service sets SyslogIdentifier=rankings), a file's lines stamped with the time and the
 process, syslog under cron, or one JSON object per line with `severity` and `message` (what Cloud
-Logging and other container platforms read), the night's figures as fields of its last line."""
+Logging and other container platforms read), the night's figures as fields of its last line.
+Each line has a severity, the journal's and syslog's priority too, so an alert on WARNING and
+above sees a fallback, drift or bad records, not only failures."""
 import json
 import os
+import re
 import sys
 import time
 
 from . import files
 
 SEVERITIES = ("DEBUG", "INFO", "NOTICE", "WARNING", "ERROR")
+# sd-daemon(3)'s prefixes, which journald reads off a line of standard error (SyslogLevelPrefix=)
+JOURNAL_LEVELS = {"DEBUG": 7, "INFO": 6, "NOTICE": 5, "WARNING": 4, "ERROR": 3}
+# `rankings aggregate`'s own lines that say the votes held bad records: one bad line
+# (PATH:N: why, PATH:record N: why), how many more were not shown, and its summary line when it
+# counted any (RunSummary.swift: "rankings: 5 events (...), 2 bad lines, ...").
+_BAD_RECORDS = re.compile(r"\S[^:]*:(record )?\d+: |rankings: \d+ more bad lines? not shown$"
+                          r"|rankings: \d+ events? \(.*\), [1-9]\d* bad lines?, ")
 
 
 def one_line(text):
@@ -18,11 +28,23 @@ def one_line(text):
 
 
 def severity_of(line):
-    """What a step's own line says it is (`prog: error: ...`, `prog: warning: ...`)."""
+    """What a step's own line says it is: `prog: error: ...`, `prog: warning: ...` (the fetch
+    starts its lines on a fallback or drift so), or the job's lines on bad records (WARNING)."""
     words = line.split(": ", 2)
     if len(words) > 1 and words[1] in ("error", "warning"):
         return words[1].upper()
+    if _BAD_RECORDS.match(line):
+        return "WARNING"
     return "INFO"
+
+
+def _journal(stream):
+    """Whether stream is systemd's journal (it names the stream in JOURNAL_STREAM, DEV:INODE)."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return os.environ.get("JOURNAL_STREAM") == f"{status.st_dev}:{status.st_ino}"
 
 
 class Log:
@@ -30,6 +52,7 @@ class Log:
         self.program, self.form = program, form
         self.stream = stream or sys.stderr
         self.fd = files.open_append(path) if path else None
+        self.journal = form == "plain" and self.fd is None and _journal(self.stream)
         self.syslog = None
         if syslog_ident:
             import syslog
@@ -52,7 +75,8 @@ class Log:
         elif self.fd is not None:
             os.write(self.fd, (line + "\n").encode("utf-8", "replace"))
         else:
-            print(line, file=self.stream, flush=True)
+            prefix = f"<{JOURNAL_LEVELS.get(severity, 6)}>" if self.journal else ""
+            print(prefix + line, file=self.stream, flush=True)
 
     def error(self, message, **fields):
         self(message, "ERROR", **fields)

@@ -1,20 +1,27 @@
 """Metrics files for node_exporter's textfile collector, beside RANKINGS_METRICS (the job's own):
 rankings-fetch.prom (the fetch) and rankings-night.prom (the night and each step). Every series
 is written on every run, failed ones included, so a graph has no gaps; a failed run carries the
-last success over from the file it replaces. Replaced in one rename, never through a link."""
+last success over from the file it replaces (not one in the future). Replaced in one rename,
+never through a link."""
+import math
 import os
 
 from . import files
 
+MOST = 1 << 20       # far more than the files written here
 
-def carried(path, name, labels=""):
-    """The value of `name{labels}` in the file at path, or None."""
+
+def carried(path, name, labels="", not_after=None):
+    """The value of `name{labels}` in the file at path, or None; None too for a time later than
+    `not_after` (a clock that ran ahead wrote it: carried over, it would hide a stale board).
+    Read only as a regular file, without waiting: a FIFO in its place would stall the night."""
     try:
-        with open(path, encoding="utf-8") as old:
-            for line in old:
-                words = line.split()
-                if len(words) == 2 and words[0] == name + labels:
-                    return float(words[1])
+        data, _ = files.read_regular(path, MOST)
+        for line in data.decode("utf-8", "replace").splitlines():
+            words = line.split()
+            if len(words) == 2 and words[0] == name + labels:
+                value = float(words[1])
+                return None if not math.isfinite(value) or (not_after is not None and value > not_after) else value
     except (OSError, ValueError):
         pass
     return None

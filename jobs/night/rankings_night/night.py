@@ -183,7 +183,10 @@ class Night:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         steps = []
         try:
-            self.log(f"night starting ({self.scheduler}; New York time {zone()(self.started):%Y-%m-%d %H:%M:%S %Z})")
+            attempt = self.environ.get("CLOUD_RUN_TASK_ATTEMPT")     # the platform's retry of this task
+            self.log(f"night starting ({self.scheduler}; New York time {zone()(self.started):%Y-%m-%d %H:%M:%S %Z}"
+                     + (f"; CLOUD_RUN_TASK_ATTEMPT {attempt}" if attempt is not None else "") + ")",
+                     **({"task_attempt": attempt} if attempt is not None else {}))
             self.check_flags()
             for step in self.steps():
                 steps.append(step)
@@ -219,14 +222,17 @@ class Night:
         fetched = history.fetched(self.settings) if any(s.name == "fetch" and s.tries for s in steps) else None
         entry = history.entry(self, steps, status, ended, fetched)
         try:
-            history.append(self.state, entry)
+            history.append(self.state, entry, self.log.warning)
         except OSError as error:
             self.log.warning(f"cannot write the night's history in {self.state}: {error.strerror or error}")
         path = metrics.beside(self.settings.metrics, "rankings-night.prom")
         if path:
             metrics.write(path, history.series(entry, path), self.log.warning)
-        figures = {k: entry["fetch"][k] for k in ("mode", "documents_read", "drift_documents", "snapshot_documents")
-                   if entry.get("fetch") and k in entry["fetch"]}
+        # Only a fetch that succeeded tonight made `current`: after a failed one it is an earlier
+        # night's, whose figures would pass for tonight's in a log-based metric.
+        tonight = fetched if any(s.name == "fetch" and s.status == 0 for s in steps) else None
+        figures = {k: tonight[k] for k in ("mode", "documents_read", "drift_documents", "snapshot_documents")
+                   if tonight and k in tonight}
         words = "done: the boards are written" + (" and published" if self.settings.publish else "") if status == 0 \
             else f"failed with status {statuses.describe(status)}"
         self.log(f"night {words} ({ended - self.started:.1f}s)", "INFO" if status == 0 else "ERROR",

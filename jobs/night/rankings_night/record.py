@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+from . import files
 from .snapshot import Damaged, parse_time
 
 RECORD = ".night.json"      # hidden: `rankings aggregate DIR/current` never reads a dot file
@@ -55,8 +56,7 @@ def check(record, now_ns):
 def read(folder, now_ns):
     path = os.path.join(folder, RECORD)
     try:
-        with open(path, "rb") as text:
-            record = json.loads(text.read(1 << 20), parse_constant=lambda c: c)
+        record = json.loads(files.read_regular(path, 1 << 20)[0], parse_constant=lambda c: c)
     except (OSError, ValueError, RecursionError) as error:
         raise Damaged(f"{path}: {getattr(error, 'strerror', None) or error}") from None
     try:
@@ -69,7 +69,7 @@ def write(folder, record):
     """Written whole, synced, before the night's folder is renamed into place; an OSError names it."""
     path = os.path.join(folder, RECORD)
     try:
-        with open(path, "x", encoding="utf-8") as out:
+        with files.create(path, encoding="utf-8") as out:
             json.dump(dict(record, format=FORMAT), out, indent=1, sort_keys=True)
             out.write("\n")
             out.flush()

@@ -8,6 +8,8 @@ import hashlib
 import json
 import os
 
+from . import files
+
 SNAPSHOT = "rating_events.ndjson"
 NAME_PREFIX = b'{"name":"'
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -65,7 +67,7 @@ class Writer:
 
     def __init__(self, path):
         self.path, self.lines, self.digest = path, 0, hashlib.sha256()
-        self.file = open(path, "xb")
+        self.file = files.create(path)    # 0644 whatever the umask: the job may read it as another user
 
     def _write(self, data):
         try:
