@@ -98,14 +98,25 @@ class Night(harness.Case):
             if os.path.exists(mine):
                 os.unlink(mine)
             made = harness.run([support.RANKINGS, "aggregate", "--computed-at", computed_at, "--allow-empty",
-                                "--since", "-30d", "--output", mine, source])
+                                "--since", "-30d", "--week-document", "--output", mine, source])
             self.expect_exit(made, 0)
             with open(mine, "rb") as a, open(os.path.join(self.state, "monthly.json"), "rb") as b:
                 self.expect(f"the monthly board, against --since -30d of {source}", b.read(), a.read())
         totals = {n: b["total_hilarious_ratings"] + b["total_horrible_ratings"] for n, b in boards.items()}
         self.assertTrue(0 < totals["monthly"] < totals["all_time"], f"not a window of the all-time board: {totals}")
+        # The 30-day board is the New York week's document, where older app versions read it.
+        week = boards["monthly"]["week_id"]
+        self.assertRegex(week, r"^[0-9]{4}-W[0-9]{2}$")
+        self.expect("no weekly_rankings/monthly", self.db.collection("weekly_rankings").document("monthly").get().exists,
+                    False)
         for name, board in boards.items():
+            name = week if name == "monthly" else name
             got = self.db.collection("weekly_rankings").document(name).get().to_dict()
+            if name == week:
+                bounds = {k: got[k].astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds")
+                          .replace("+00:00", "Z") for k in ("week_start", "week_end")}
+                self.expect(f"weekly_rankings/{name}'s bounds, Timestamps as the older app decodes them", bounds,
+                            {k: board[k] for k in ("week_start", "week_end")})
             stamp = got["computed_at"].astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds")
             self.expect(f"weekly_rankings/{name} as Google's client reads it",
                         {k: got[k] for k in ("week_id", "hilarious", "horrible", "total_hilarious_ratings",
