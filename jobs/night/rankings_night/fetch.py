@@ -286,10 +286,11 @@ def previous_night(folder, now_ns):
     return record, None
 
 
-def run(directory, settings, deadline=None):
+def run(directory, settings, deadline=None, full_because=None):
     """One fetch into DIR within `deadline` seconds (RANKINGS_FIRESTORE_DEADLINE_SECONDS when
     None); rankings-fetch.prom written however it ends (but for 64, when root is turned away
-    before anything is touched). Raises Failure."""
+    before anything is touched). `full_because`: why tonight must read everything even where the
+    plan would build on the last night (its board disagreed with Firestore). Raises Failure."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     night = Run(PROGRAM, directory, deadline or settings.firestore_deadline_seconds, say)
     night.record, status = {}, 70
@@ -300,6 +301,8 @@ def run(directory, settings, deadline=None):
             previous_folder = night.current()
             previous, damage = previous_night(previous_folder, now_ns)
             tonight = plans.plan(settings, previous, damage, now_ns, COLLECTION)
+            if full_because and tonight.mode == "incremental":
+                tonight = plans.Plan("full", full_because)
             where = f" from the emulator at {settings.emulator_host}" if settings.emulator_host else ""
             say(f"{settings.firestore_fetch}: fetching {settings.firestore_project}/{settings.firestore_database}/"
                 f"{COLLECTION}{where}: {tonight.mode}")

@@ -1,0 +1,86 @@
+"""The night's proof step: every board the job wrote proved against Firestore's own counts at the
+snapshot's readTime (proof.py) before any is published, and the night's verdict on the answers.
+
+- proven: every count compared was equal; the boards are published.
+- unproven: nothing differed, but something could not be compared (Firestore lacks an index,
+  or the night was read by the export method): published, and said as a WARNING with the command
+  that makes the index, unless RANKINGS_BOARD_PROOF=required, which makes it a failure (78).
+- mismatch: a count differs. After an incremental night the night reads everything again and
+  proves again (Night.run); after a full read it is 65, nothing published, the jokes named.
+
+The job writes each board's counts (--stats) and its summary (--report) beside the board, as
+hidden files the proof reads; the 30-day board is compared within its window, as its --since
+counts it."""
+import os
+from dataclasses import dataclass, field
+
+from . import proof
+from .fetch import COLLECTION, since_filter
+from .snapshot import SNAPSHOT, parse_time
+
+PROVEN, UNPROVEN, MISMATCH = "proven", "unproven", "mismatch"
+THIRTY_DAYS_NS = 30 * 86_400 * 10**9
+
+
+@dataclass
+class Verdict:
+    status: str
+    lines: list = field(default_factory=list)           # one a board, as proof.describe() says it
+    mismatches: list = field(default_factory=list)      # "BOARD: joke J: hilarious 3 on the board, 4 in Firestore"
+    index_commands: list = field(default_factory=list)
+    queries: int = 0
+
+    def entry(self):
+        """What the night's history keeps of it (`rankings-night status`)."""
+        return {"status": self.status, "lines": self.lines, "mismatches": self.mismatches[:20],
+                "index_commands": self.index_commands, "queries": self.queries}
+
+
+def files(board):
+    """The job's --stats and --report for a board: hidden, beside its file."""
+    directory, name = os.path.split(os.path.abspath(board.output))
+    stem = name.removesuffix(".json")
+    return os.path.join(directory, f".{stem}.stats.ndjson"), os.path.join(directory, f".{stem}.report.json")
+
+
+def job_flags(board):
+    stats, report = files(board)
+    return ["--stats", stats, "--report", report]
+
+
+def window(board, record, computed_at):
+    """(the COUNTs' filter, whether the job read timestamps) for a board: the fetch's window
+    (RANKINGS_FIRESTORE_SINCE) and the 30-day board's own, the later of the two."""
+    bounds = []
+    if record.get("since"):
+        bounds.append(parse_time(record["since"]))
+    if "--since" in board.flags:
+        bounds.append(parse_time(computed_at) - THIRTY_DAYS_NS)
+    if not bounds:
+        return None, False
+    return since_filter(max(bounds)), "--since" in board.flags
+
+
+def prove(firestore, record, folder, boards, computed_at, workers, say):
+    """The Verdict over every board, proved against Firestore at record's readTime; raises what
+    Firestore's calls raise (another try may answer)."""
+    verdict = Verdict(PROVEN)
+    if record.get("method") != "rest":
+        verdict.status = UNPROVEN
+        verdict.lines.append(f"the boards are unproven: the {record.get('method')} method's night holds no "
+                             "snapshot of documents to account the job's refused votes by name")
+        return verdict
+    snapshot = os.path.join(folder, SNAPSHOT)
+    for board in boards:
+        stats, report = files(board)
+        where, timestamps = window(board, record, computed_at)
+        bad = proof.refused(snapshot, where=where, timestamps=timestamps)
+        result = proof.prove_board(firestore, COLLECTION, record["read_time"], stats, bad, workers, say,
+                                   where=where, report=report)
+        verdict.queries += result.queries
+        verdict.lines.append(f"{board.role}: {result.describe()}")
+        verdict.mismatches += [f"{board.role}: {m.describe()}" for m in result.mismatches]
+        verdict.index_commands += [c for c in result.index_commands if c not in verdict.index_commands]
+        if result.status == MISMATCH or (result.status == UNPROVEN and verdict.status == PROVEN):
+            verdict.status = result.status
+    return verdict
