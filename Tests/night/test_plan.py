@@ -100,7 +100,55 @@ class Ranges(harness.Case):
                 held = sum(1 for lo, hi in children if (lo is None or id_ >= lo) and (hi is None or id_ < hi))
                 self.expect(f"ranges of {low}..{high} holding {id_!r}", held, 1 if inside else 0)
         self.expect("below the alphabet", ranges.split(None, "-"), [])
-        self.expect("too deep", ranges.split("a" * ranges.DEEPEST, None), [])
+        self.expect("too deep", ranges.split("a" * ranges.DEEPEST, "a" * ranges.DEEPEST + "0"), [])
+
+    def test_a_range_is_cut_at_its_shallowest_ids(self):
+        rows = [  # (low, high, parts, the cuts)
+            ("a", "b", None, ["a" + c for c in ranges.ALPHABET]),
+            # Across first characters at the first character, not under the low end alone (which
+            # left 01 to 07 in one child, [00z, 08), and cut it deeper for ever).
+            ("00", "08", None, ["01", "02", "03", "04", "05", "06", "07"]),
+            ("00z", "08", None, ["01", "02", "03", "04", "05", "06", "07"]),
+            ("z", None, None, ["z" + c for c in ranges.ALPHABET]),
+            (None, None, 5, ["B", "O", "a", "n"]),
+            # Too few at the first character for the parts asked: the next one's too.
+            ("0", "2", 4, ["0V", "1", "1U"]),
+        ]
+        for low, high, parts, cuts in rows:
+            with self.subTest(low=low, high=high, parts=parts):
+                children = ranges.split(low, high, parts)
+                self.expect("cuts", [lo for lo, _ in children[1:]], cuts)
+                self.expect("ends", (children[0][0], children[-1][1]), (low, high))
+
+    def test_balance_cuts_only_where_a_streams_boundary_falls_in_rounds_asked_together(self):
+        def counter(i):
+            return f"vote-{i:07d}"
+        rows = [  # (ids, streams, most rounds, most COUNTs)
+            ([f"{i * 7919 % 100003:05d}" for i in range(20000)], 8, 4, 100),
+            # A long common prefix costs a round a character (here 11 of them, where the old
+            # plan stopped at 8 and read in 4 ranges).
+            ([counter(i) for i in range(20000)], 8, 16, 400),
+            ([counter(i) for i in range(20000)], 2, 16, 140),
+        ]
+        for ids, streams, most_rounds, most_counts in rows:
+            with self.subTest(first=ids[0], streams=streams):
+                ids = sorted(ids)
+                rounds = []
+
+                def count_all(asked):
+                    rounds.append(len(asked))
+                    return [[(lo, hi, sum(1 for i in ids if (lo is None or i >= lo) and (hi is None or i < hi)))]
+                            for lo, hi in asked]
+                groups = ranges.balance([(None, None, len(ids))], streams, count_all)
+                self.expect("streams", len(groups), streams)
+                self.expect("covers", (groups[0][0], groups[-1][1]), (None, None))
+                for (_, a, _), (b, _, _) in zip(groups, groups[1:]):
+                    self.expect("contiguous", a, b)
+                self.expect("total", sum(c for _, _, c in groups), len(ids))
+                share = len(ids) / streams
+                self.assertLessEqual(max(c for _, _, c in groups), share * 1.3, f"balanced: {groups}")
+                self.assertLessEqual(len(rounds), most_rounds, f"rounds: {rounds}")
+                self.assertLessEqual(sum(rounds), most_counts, f"COUNTs: {rounds}")
 
     def test_groups_are_contiguous_and_balanced(self):
         cuts = ranges.split(None, None)
@@ -134,6 +182,12 @@ class Records(harness.Case):
             record.write(folder, night())
             self.expect("mode", record.read(folder, NOW)["mode"], "incremental")
 
+    def test_firestores_times_minutes_ahead_of_this_clock_are_not_damage(self):
+        # A machine's clock 5 or 10 minutes behind Firestore's made every record "in the future".
+        with tempfile.TemporaryDirectory() as folder:
+            record.write(folder, night(read_time="2026-11-27T05:10:00Z"))
+            self.expect("read_time", record.read(folder, NOW)["read_time"], "2026-11-27T05:10:00Z")
+
     def test_damaged_or_out_of_range_records_are_never_used(self):
         format1 = {"format": 1, "method": "rest", "mode": "incremental", "incrementals_since_full": 1}
         rows = [
@@ -147,7 +201,8 @@ class Records(harness.Case):
             (json.dumps(night()).replace('"documents_read": 12', '"documents_read": 1e400'), "not a count"),
             (json.dumps(night()).replace('"documents_read": 12', '"documents_read": NaN'), "not a count"),
             (json.dumps(night(read_time=12345)), "read_time is 12345, not an RFC 3339 time"),
-            (json.dumps(night(read_time="2099-01-01T00:00:00Z")), "is in the future"),
+            (json.dumps(night(read_time="2099-01-01T00:00:00Z")), "is in the future: over a day ahead"),
+            (json.dumps(night(read_time="2026-11-28T05:00:01Z")), "is in the future: over a day ahead"),
             (json.dumps(night(last_full_read_time="2026-11-26T06:00:00Z")), "after read_time"),
             (json.dumps(night(snapshot_sha256="abc")), "snapshot_sha256"),
             (json.dumps(night(mode="partial")), "mode 'partial'"),

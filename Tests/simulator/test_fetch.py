@@ -1,9 +1,9 @@
 """The night's fetch at sizes and under limits Google's emulator does not show, against the
 simulator with its limits scaled down: a full read that cannot end within readTime's life fails
-(never switched in) and succeeds with enough streams; one the deadline cannot hold is refused
-before reading; a COUNT past Firestore's deadline is cut into range COUNTs and the night still
-proven; a RESOURCE_EXHAUSTED burst slows the night and loses nothing; ids with a long common
-prefix still spread over the streams. Each good night's board is held to the one `rankings
+(never switched in) and succeeds with enough streams; one the deadline may not hold is warned
+of and read (failing at the deadline); a COUNT past Firestore's deadline is cut into range
+COUNTs and the night still proven; a RESOURCE_EXHAUSTED burst slows the night and loses
+nothing; ids with a long common prefix still spread over the streams. Each good night's board is held to the one `rankings
 aggregate` makes from the generator's own votes."""
 import json
 import os
@@ -64,19 +64,21 @@ class Fetch(harness.Case):
             done = self.fetch(sim, RANKINGS_FIRESTORE_STREAMS=12)
             self.expect_exit(done, 0, "read in 12 ranges")
             self.proven_against_the_generator(sim)
-            self.expect("documents served: each once, and the readTime query's one", sum(sim.served()["pages"]), 12001)
+            # The readTime's query asks for no document (limit 0), so none is served twice.
+            self.expect("documents served: each once", sum(sim.served()["pages"]), 12000)
 
-    def test_a_read_the_deadline_cannot_hold_is_refused_before_reading(self):
+    def test_a_read_the_deadline_may_not_hold_is_warned_of_and_read(self):
+        # A warning, not a refusal: the rate is one night's measure, and a refused night would
+        # measure no other (a slow night would refuse every full read after it).
         with FirestoreSimulator(documents=8000, seed=4, stream_rate=2000) as sim:
             self.expect_exit(self.fetch(sim, RANKINGS_FIRESTORE_STREAMS=8, RANKINGS_FIRESTORE_INCREMENTAL="no"), 0)
             rate = self.record()["full_rate"]
             self.assertTrue(rate, "the full read's rate is recorded")
-            sim.reset_served()
             done = self.fetch(sim, RANKINGS_FIRESTORE_STREAMS=1, RANKINGS_FIRESTORE_INCREMENTAL="no",
                               RANKINGS_FIRESTORE_DEADLINE_SECONDS=3)
-            self.expect_exit(done, 78, "refused before reading: a full read of 8000 documents")
+            self.expect_exit(done, 69, "did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS")
+            self.expect_in("the warning", "warning: rest: a full read of 8000 documents", done.stderr)
             self.expect_in("the fix", "RANKINGS_FIRESTORE_STREAMS=", done.stderr)
-            self.expect("documents read after the refusal's readTime query", sum(sim.served()["pages"]), 1)
 
     def test_a_count_past_firestores_deadline_is_cut_and_the_night_proven(self):
         with FirestoreSimulator(documents=9000, seed=5, count_max=2500, count_deadline=0.2) as sim:

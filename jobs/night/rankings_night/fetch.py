@@ -36,6 +36,10 @@ def _stderr(line):
 
 out = _stderr   # where the fetch's lines go: standard error, or the night's log when it runs there
 
+# COUNTs are asked this many at a time: each mostly waits on Firestore, and a plan's round of them
+# must take a small share of the readTime's life, not one COUNT's latency after another.
+COUNT_WORKERS = 32
+
 
 def say(message):
     out(f"{PROGRAM}: {one_line(auth.redact(message))}")
@@ -56,10 +60,13 @@ def expired(refused):
 
 
 class Fetch:
-    def __init__(self, settings, folder, previous_folder, previous):
+    """One night's read. `firestore`: what answers the calls (firestore.Firestore over HTTP when
+    None; the unit tests hand in a Firestore in memory)."""
+
+    def __init__(self, settings, folder, previous_folder, previous, firestore=None):
         self.settings, self.folder = settings, folder
         self.previous_folder, self.previous = previous_folder, previous
-        self.firestore = Firestore(settings, say)
+        self.firestore = firestore if firestore is not None else Firestore(settings, say)
         self.path = os.path.join(folder, SNAPSHOT)
         self.record = {"method": "rest", "project": settings.firestore_project, "collection": COLLECTION,
                        "database": settings.firestore_database, "documents_read": 0, "drift_documents": 0,
@@ -74,7 +81,7 @@ class Fetch:
             try:
                 return self.incremental(plan.watermark)
             except NotProven as why:
-                say(f"rest: the incremental night is not proven, so a full read: {why}")
+                say(f"warning: rest: the incremental night is not proven, so a full read: {why}")
                 self.record["fallback"] = True
                 return self.full(str(why), plan.watermark)
         return self.full(plan.reason, None)
@@ -89,7 +96,20 @@ class Fetch:
         return now(self.firestore, COLLECTION, self.settings.firestore_pitr == "yes")
 
     def count(self, read_time, low, high):
-        return count(self.firestore, COLLECTION, read_time, low, high, self.settings.firestore_streams, say)
+        """[(low, high, count)] of [low, high) at read_time, cut finer where Firestore cannot
+        COUNT it within its deadline."""
+        return count(self.firestore, COLLECTION, read_time, low, high, COUNT_WORKERS, say)
+
+    def count_all(self, read_time, ranges_):
+        """Each range's count(), all asked at once."""
+        return parallel.each(lambda r: self.count(read_time, *r), ranges_, COUNT_WORKERS)
+
+    def total(self, read_time):
+        return sum(c for _, _, c in self.count(read_time, None, None))
+
+    def empty(self, read_time):
+        return Failure(DATA, f"{COLLECTION} in {self.firestore.database_path} holds no documents at readTime "
+                             f"{read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? current unchanged")
 
     def cut(self, read_time, counted, total):
         """The ranges the streams read, with their counts: at the previous snapshot's quantiles
@@ -108,22 +128,13 @@ class Fetch:
             except (Damaged, OSError) as damage:
                 say(f"rest: the previous snapshot cannot place the ranges ({damage}): counting by first characters")
         if cuts is not None:
-            parts = parallel.each(lambda r: self.count(read_time, *r), cuts, streams)
+            parts = self.count_all(read_time, cuts)
             return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
-        finest = counted if len(counted) > 1 else [(None, None, total)]
-        # Ids sharing a long prefix (a counter's zeros) put most documents in one range: cut such
-        # a range finer, a character a round, until none holds more than a stream's share (each
-        # cut costs a COUNT a character, so no finer than that).
-        for _ in range(ranges.DEEPEST):
-            big = [r for r in finest if r[2] > total / streams and ranges.split(r[0], r[1])]
-            if not big:
-                break
-            children = {r: ranges.split(r[0], r[1]) for r in big}
-            flat = [child for r in big for child in children[r]]
-            counts = iter(parallel.each(lambda c: self.count(read_time, *c), flat, streams))
-            finer = {r: [c for _ in children[r] for c in next(counts)] for r in big}
-            finest = [c for r in finest for c in finer.get(r, [r])]
-        return ranges.group([(low, high) for low, high, _ in finest], [c for _, _, c in finest], streams)
+        # From the collection's COUNT (by first characters already where it had to be cut), cut
+        # finer only where a stream's boundary falls: each round's COUNTs asked at once, so the
+        # plan spends a few COUNTs' time of the readTime's life (ids with a long common prefix,
+        # a counter's zeros, take a round a character or two).
+        return ranges.balance(counted, streams, lambda rs: self.count_all(read_time, rs))
 
     def read_range(self, read_time, number, part):
         """One stream, in a process of its own: the documents of one range into a file of its
@@ -151,19 +162,22 @@ class Fetch:
             counted = self.count(read_time, None, None)
             total = sum(c for _, _, c in counted)
             if total == 0:
-                raise Failure(DATA, f"{COLLECTION} in {self.firestore.database_path} holds no documents at readTime "
-                                    f"{read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? current unchanged")
+                raise self.empty(read_time)
             life = plans.PITR_LIFE if self.settings.firestore_pitr == "yes" else plans.READ_TIME_LIFE
             rate = (self.previous or {}).get("full_rate")
-            refused = plans.full_read_fits(total, rate if isinstance(rate, (int, float)) else None,
-                                           self.settings.firestore_streams, life,
-                                           self.settings.firestore_deadline_seconds)
-            if refused:
-                raise Failure(CONFIG, f"rest: refused before reading: {refused}", final=True)
+            late = plans.full_read_fits(total, rate if isinstance(rate, (int, float)) else None,
+                                        self.settings.firestore_streams, life,
+                                        self.settings.firestore_deadline_seconds)
+            if late:
+                # Said, not refused: the rate is one night's measure (a night of 429s halves it),
+                # and a night refused measures nothing, so a refusal would hold for ever.
+                say(f"warning: rest: {late}; reading anyway: the rate is the last full read's, and this one "
+                    "measures it again")
+            planned = time.monotonic()
             parts = self.cut(read_time, counted, total)
-            say(f"rest: {total} documents at readTime {read_time}, read in {len(parts)} "
-                f"{'range' if len(parts) == 1 else 'ranges'}: " + ", ".join(f"{ranges.describe(lo, hi)} {c}"
-                                                                          for lo, hi, c in parts[:8])
+            say(f"rest: {total} documents at readTime {read_time}, planned in {time.monotonic() - planned:.1f} s, "
+                f"read in {len(parts)} {'range' if len(parts) == 1 else 'ranges'}: "
+                + ", ".join(f"{ranges.describe(lo, hi)} {c}" for lo, hi, c in parts[:8])
                 + (" …" if len(parts) > 8 else ""))
             begun = time.monotonic()
             try:
@@ -194,6 +208,12 @@ class Fetch:
 
     def outlived(self, read_time):
         seconds = time.monotonic() - self.started
+        if not self.record["documents_read"]:
+            # Nothing read yet: no setting made it so (a readTime kept less than an hour, a slow
+            # plan); another try starts at a readTime of its own.
+            raise Failure(UNAVAILABLE, f"rest: Firestore no longer serves readTime {read_time}, {seconds:.0f} s "
+                                       "after the fetch began and before any document was read; another try "
+                                       "takes a new readTime")
         raise Failure(CONFIG, f"rest: the read outlived its readTime {read_time} after "
                               f"{self.record['documents_read']} documents in {seconds:.0f} s: Firestore keeps a "
                               "readTime an hour (seven days with point-in-time recovery); more "
@@ -210,8 +230,8 @@ class Fetch:
         except (Damaged, OSError) as error:
             say(f"warning: no drift against the previous night: {error}")
         if self.record["drift_documents"]:
-            say(f"rest: drift: the previous night held {self.record['drift_documents']} votes wrong (deleted, or "
-                f"written with a timestamp before {format_time(watermark)})")
+            say(f"warning: rest: drift: the previous night held {self.record['drift_documents']} votes wrong "
+                f"(deleted, or written with a timestamp before {format_time(watermark)})")
 
     def incremental(self, watermark):
         """Votes stamped at or after the watermark, merged into the previous snapshot. Proven by the
@@ -224,12 +244,18 @@ class Fetch:
             for page in query.pages():
                 changed.update((d["name"], document_line(d)) for d in page)
                 self.record["documents_read"] += len(page)
-            answered = query.count()
-            whole = Query(self.firestore, COLLECTION, read_time=query.read_time).count()
         except Refused as refused:
             raise NotProven(f"Firestore refused the incremental query: {refused}") from None
         except Broken as broken:
             raise NotProven(f"its answer is not whole: {broken}") from None
+        try:
+            answered = query.count()
+            # The collection's COUNT at any size: cut into ranges where it cannot finish in time.
+            whole = self.total(query.read_time)
+        except Refused as refused:
+            raise NotProven(f"Firestore refused a COUNT at readTime {query.read_time}: {refused}") from None
+        except Broken as broken:
+            raise NotProven(f"a COUNT's answer is not whole: {broken}") from None
         if answered != len(changed):
             raise NotProven(f"{len(changed)} documents since {format_time(watermark)} returned, but Firestore counts "
                             f"{answered} for the same query at readTime {query.read_time}")
@@ -255,10 +281,14 @@ class Fetch:
         return self.record
 
     def window(self, since):
-        """Only the votes stamped at or after since, proven by the same query's COUNT."""
+        """Only the votes stamped at or after since, proven by the same query's COUNT; the
+        collection is counted too at the same readTime, so a wrong project or database (no
+        documents at all) fails as a full read's does, not as a board of no votes."""
         self.record["mode"] = "window"
         query = Query(self.firestore, COLLECTION, where=since_filter(since), order_by=("timestamp", "__name__"))
         counted = query.count()
+        if self.total(query.read_time) == 0:
+            raise self.empty(query.read_time)
         out = Writer(self.path)
         self.read(query, out)
         documents, digest = out.close()
@@ -286,11 +316,12 @@ def previous_night(folder, now_ns):
     return record, None
 
 
-def run(directory, settings, deadline=None, full_because=None):
+def run(directory, settings, deadline=None, full_because=None, firestore=None):
     """One fetch into DIR within `deadline` seconds (RANKINGS_FIRESTORE_DEADLINE_SECONDS when
     None); rankings-fetch.prom written however it ends (but for 64, when root is turned away
     before anything is touched). `full_because`: why tonight must read everything even where the
-    plan would build on the last night (its board disagreed with Firestore). Raises Failure."""
+    plan would build on the last night (its board disagreed with Firestore). `firestore`: as
+    Fetch takes it. Raises Failure."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     night = Run(PROGRAM, directory, deadline or settings.firestore_deadline_seconds, say)
     night.record, status = {}, 70
@@ -309,9 +340,16 @@ def run(directory, settings, deadline=None, full_because=None):
             if tonight.mode == "export":
                 night.record = fetch_export(settings, night.folder, night.name, night.ends, say)
             else:
-                fetch = Fetch(settings, night.folder, previous_folder, previous)
+                given = {} if firestore is None else {"firestore": firestore}
+                fetch = Fetch(settings, night.folder, previous_folder, previous, **given)
                 fetch.firestore.transport.deadline = night.ends
                 night.record = fetch.record
+                if tonight.mode == "full" and previous is None and previous_folder is not None \
+                        and tonight.reason == damage:
+                    # A night there but not usable (damaged, or from a clock far off): as much a
+                    # fall back to a full read as an incremental night not proven.
+                    say(f"warning: rest: the previous night cannot be built on, so a full read: {damage}")
+                    fetch.record["fallback"] = True
                 fetch.run(tonight)
             records.write(night.folder, night.record)
             night.commit(settings.firestore_keep)

@@ -191,9 +191,10 @@ class Query:
 
 
 def now(firestore, collection, whole_minute=False):
-    """A readTime for a night: the server's now, from a one-document query (whole minutes are
-    what point-in-time recovery and an export's snapshotTime take: the minute before it)."""
-    query = Query(firestore, collection, page_size=1)
+    """A readTime for a night: the server's now, from a query of no documents (limit 0: a
+    document asked for here would be served again by the read, and billed twice); whole minutes
+    are what point-in-time recovery and an export's snapshotTime take: the minute before it."""
+    query = Query(firestore, collection, page_size=0)
     next(query.pages())
     if whole_minute:
         return format_time(parse_time(query.read_time) // 60_000_000_000 * 60_000_000_000)

@@ -9,6 +9,8 @@ import selectors
 import signal
 import threading
 
+from .statuses import UNAVAILABLE, Failure
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -117,12 +119,15 @@ def _child(work, item, writer, parent):
 
 
 def _answer(data, status):
+    """The child's answer; a child that died before it was sent (killed: the OOM killer, an
+    operator's kill) is not a bug in the work but a try that may succeed again: 69."""
     try:
         return pickle.loads(data)
     except Exception:  # noqa: BLE001 (nothing or half an answer: the child died before it was sent)
         how = (f"killed by signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
                else f"exit {os.waitstatus_to_exitcode(status)}")
-        return "error", RuntimeError(f"a stream's process ended without its answer ({how})")
+        return "error", Failure(UNAVAILABLE, f"a stream's process ended without its answer ({how}; "
+                                             "out of memory? see the kernel's log)")
 
 
 def _kill(pid):

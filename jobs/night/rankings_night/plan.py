@@ -60,8 +60,9 @@ MOST_STREAMS = 64
 def full_read_fits(documents, rate, streams, life, deadline):
     """None when a full read of `documents` at `rate` documents a second per stream (the last
     full read's) over `streams` ends within readTime's life and the fetch's deadline, with a
-    tenth to spare; else why not, with the numbers and what would make it fit. No rate known
-    (no full read yet): None, and an expired readTime is then a clear failure."""
+    tenth to spare; else why not, with the numbers and what would make it fit: a warning, never
+    a refusal (one slow night's rate would otherwise refuse every full read after it, since a
+    refused night measures no new rate). No rate known (no full read yet): None."""
     if not rate or documents <= 0:
         return None
     seconds = documents / (rate * streams)

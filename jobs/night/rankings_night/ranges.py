@@ -6,20 +6,80 @@ ranges to read concurrently. Pure."""
 
 # Characters ids are usually made of, in code point order: children are cut at them.
 ALPHABET = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-DEEPEST = 8     # no range is cut below ids of this many characters
+DEEPEST = 20    # no range is cut below ids of this many characters (an auto-id's)
 
 
-def split(low, high):
-    """The children of [low, high): cut at low + c for each character c, where that falls
-    inside; [] when nothing does (the range below "-", or one too deep)."""
-    base = low or ""
-    if len(base) >= DEEPEST:
+def _cuts(low, high, depth):
+    """Every id of `depth` characters of ALPHABET strictly between low and high, in order."""
+    out = []
+
+    def walk(prefix):
+        if len(prefix) == depth:
+            if (low is None or prefix > low) and (high is None or prefix < high):
+                out.append(prefix)
+            return
+        for c in ALPHABET:
+            s = prefix + c
+            if high is not None and s >= high:
+                return          # it and every id after it starts at or past high
+            if low is None or s >= low[:len(s)]:    # else every id it starts is below low
+                walk(s)
+
+    walk("")
+    return out
+
+
+def split(low, high, parts=None):
+    """The children of [low, high): cut at the ids of the fewest characters that fall inside it
+    (the first character's for the whole collection; [a, b) at a-, a0... az; [00, 08) at 01...
+    07); with `parts`, about that many children, the cuts evenly chosen among those, one
+    character deeper too where there are too few. [] when nothing falls inside (the range below
+    "-", or one whose cuts would be longer than DEEPEST)."""
+    for depth in range(1, DEEPEST + 1):
+        cuts = _cuts(low, high, depth)
+        if cuts:
+            break
+    else:
         return []
-    cuts = [base + c for c in ALPHABET if (low is None or base + c > low) and (high is None or base + c < high)]
-    if not cuts:
-        return []
+    if parts:
+        if len(cuts) < parts - 1 and depth < DEEPEST:
+            cuts = sorted(set(cuts) | set(_cuts(low, high, depth + 1)))
+        if len(cuts) > parts - 1:
+            step = len(cuts) / parts
+            cuts = sorted({cuts[min(int(step * k), len(cuts) - 1)] for k in range(1, parts)})
     edges = [low] + cuts + [high]
     return list(zip(edges, edges[1:]))
+
+
+def balance(counted, streams, count_all, rounds=2 * DEEPEST):
+    """Counted ranges ([(low, high, count)], in order, covering every id) cut finer where a
+    stream's boundary (each k/streams of the total) falls inside one by more than an eighth of a
+    stream's share, then grouped into at most `streams` balanced ranges: [(low, high, count)].
+    count_all(ranges) gives each range's [(low, high, count)] (finer where a COUNT had to be
+    cut): every range of a round is asked at once, so planning costs a few rounds of COUNTs side
+    by side, not one COUNT after another; each range cut into about as many children as make
+    them a quarter of a share (if its ids spread evenly: a long common prefix takes a round a
+    character or two)."""
+    finest = list(counted)
+    total = sum(c for _, _, c in finest)
+    share = total / max(streams, 1)
+    slack = share / 8
+    marks = [total * k / streams for k in range(1, streams)]
+    for _ in range(rounds):
+        wanted, held = [], 0
+        for part in finest:
+            start, end = held, held + part[2]
+            held = end
+            if any(start + slack < mark < end - slack for mark in marks):
+                children = split(part[0], part[1], parts=max(2, -(-part[2] * 4 // max(int(share), 1))))
+                if children:
+                    wanted.append((part, children))
+        if not wanted:
+            break
+        answers = iter(count_all([child for _, children in wanted for child in children]))
+        finer = {part: [piece for _ in children for piece in next(answers)] for part, children in wanted}
+        finest = [piece for part in finest for piece in finer.get(part, [part])]
+    return group([(low, high) for low, high, _ in finest], [c for _, _, c in finest], streams)
 
 
 def group(ranges, counts, streams):

@@ -12,7 +12,10 @@ from .snapshot import Damaged, parse_time
 RECORD = ".night.json"      # hidden: `rankings aggregate DIR/current` never reads a dot file
 FORMAT = 2
 MOST = 10**12               # more documents than any collection this job reads
-SKEW_NS = 300 * 10**9       # a record this far in the future was not written by this clock
+# The times in a record are Firestore's, the plan's now is this machine's: a clock some minutes
+# behind Firestore's must not make every night a full read. A record a day ahead is refused (a
+# time from nowhere would put the next full read off for as long).
+SKEW_NS = 86_400 * 10**9
 
 _COUNTS = ("documents_read", "snapshot_documents", "drift_documents")
 _TIMES = ("read_time", "last_full_read_time")
@@ -45,7 +48,7 @@ def check(record, now_ns):
         except (KeyError, TypeError, ValueError, AttributeError):
             raise Damaged(f"{key} is {json.dumps(record.get(key))}, not an RFC 3339 time") from None
         if times[key] > now_ns + SKEW_NS:
-            raise Damaged(f"{key} {record[key]} is in the future")
+            raise Damaged(f"{key} {record[key]} is in the future: over a day ahead of this machine's clock (is the clock wrong?)")
     if times["last_full_read_time"] > times["read_time"]:
         raise Damaged("last_full_read_time is after read_time")
     if not (isinstance(record.get("snapshot_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", record["snapshot_sha256"])):
