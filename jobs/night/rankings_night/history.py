@@ -14,7 +14,7 @@ from .statuses import describe
 
 NAME = ".rankings-nights.json"
 KEEP = 60
-STEPS = ("fetch", "aggregate", "publish")
+STEPS = ("fetch", "aggregate", "prove", "publish")
 MOST_BYTES = 16 << 20               # 60 nights are a few hundred kilobytes
 LATEST = 32503680000                # 3000-01-01: later is no clock's time, and too late to show
 MOST = 10**12                       # more documents, tries or seconds than any night has
@@ -172,6 +172,14 @@ def check(night):
         out["fetch"] = {k: check_field(f"fetch.{k}", fetch[k]) for k, check_field in FETCH_FIELDS.items() if k in fetch}
     else:
         out["fetch"] = None
+    proof = night.get("proof")
+    if proof is not None:
+        _object("proof", proof)
+        out["proof"] = {"status": _text("proof.status", _field(proof, "status", "proof.status")),
+                        "queries": _count("proof.queries", _field(proof, "queries", "proof.queries"))}
+        for key in ("lines", "mismatches", "index_commands"):
+            listed = _want(isinstance(proof.get(key, []), list), f"proof.{key}", proof.get(key), "a list")
+            out["proof"][key] = [_text(f"a line of proof.{key}", line) for line in listed]
     if "boot" in night:
         boot = _object("boot", night["boot"])
         out["boot"] = {"id": _text("boot.id", _field(boot, "id", "boot.id")),
@@ -238,6 +246,8 @@ def entry(night, steps, status, ended, fetched):
                   for name in STEPS if name in ran},
         "fetch": fetched,
     }
+    if getattr(night, "proof", None) is not None:
+        out["proof"] = night.proof.entry()
     booted = boot()
     if booted is not None:      # where the night ended on the boot clock, for cron's "ran today"
         out["boot"] = {"id": booted[0], "seconds": math.floor(booted[1] * 1000) / 1000}
@@ -278,6 +288,16 @@ def series(entry, path):
     if success:
         out.append(("rankings_night_step_last_success_timestamp_seconds", "Unix time at which each step last "
                                                                            "succeeded.", success))
+    proof = entry.get("proof") or {}
+    proven = {"proven": 1, "unproven": 0, "mismatch": 0}.get(proof.get("status"), -1)
+    out += [
+        ("rankings_night_boards_proven", "1: the last night's boards were proved against Firestore's counts; 0: "
+                                         "unproven (published all the same) or disagreeing (not published); -1: "
+                                         "not proved (no Firestore fetch, or the night stopped before).",
+         [("", proven)]),
+        ("rankings_night_proof_queries", "COUNT queries the last night's proof sent to Firestore.",
+         [("", proof.get("queries", 0))]),
+    ]
     return out
 
 
@@ -309,6 +329,11 @@ def show(nights, count, zone):
             said = "ok" if step["status"] == 0 else f"failed {describe(step['status'])}"
             lines.append(f"    {name:<9} {said}, {step['tries']} {'try' if step['tries'] == 1 else 'tries'}, "
                          f"{step['seconds']:.1f}s" + (f": {one_line(step['why'])}" if step["why"] else ""))
+            if name == "prove" and night.get("proof"):
+                proof = night["proof"]
+                lines.append(f"              the boards {one_line(proof['status'])} ({proof['queries']} COUNTs)")
+                lines += [f"              {one_line(line)}" for line in proof["lines"] + proof["mismatches"][:10]]
+                lines += [f"              make the index: {one_line(c)}" for c in proof["index_commands"]]
             if name == "fetch" and night["fetch"]:
                 f = {k: one_line(v) if isinstance(v, str) else v for k, v in night["fetch"].items()}
                 if "record" in f:

@@ -12,10 +12,11 @@ import tempfile
 import threading
 import time
 
-from . import fetch, files, history, metrics, publish, statuses, wiring
+from . import auth, fetch, files, history, metrics, proving, publish, statuses, wiring
+from .firestore import Firestore
 from .log import severity_of
 from .settings import PASSED
-from .statuses import CANT_CREATE, CONFIG, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
+from .statuses import CANT_CREATE, CONFIG, DATA, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
 from .transport import FirestoreError
 from .zone import zone
 
@@ -65,6 +66,9 @@ class Night:
         self.wiring = wiring.wire(settings)
         self.fetched = None     # the record of tonight's fetch, when it ran here
         self.computed_at = None     # every board's, set when the job starts
+        self.snapshot = None        # the folder every board was made from
+        self.proof = None           # proving.Verdict, once the boards were proved
+        self.again, self.again_done = None, False   # why tonight reads everything again, once
 
     # --- what runs ---------------------------------------------------------------------------
 
@@ -72,35 +76,71 @@ class Night:
         """(role, output, flags) of every board, all made from the one snapshot the night reads."""
         return [(b.role, b.output, list(b.flags)) for b in self.wiring.boards]
 
+    def proving(self):
+        """Whether the boards are proved against Firestore: the shipped fetch read them here."""
+        return self.wiring.fetch_directory is not None and self.settings.board_proof != "no"
+
     def job_command(self, board, computed_at, exports):
         s = self.settings
         metrics_flag = ["--metrics", s.metrics] if s.metrics and board.role == "all_time" else []
+        proof_flags = proving.job_flags(board) if self.proving() else []
         return [s.bin, "aggregate", "--computed-at", computed_at] + s.flags + self.extra_flags + list(board.flags) \
-            + metrics_flag + ["--output", board.output, exports]
+            + metrics_flag + proof_flags + ["--output", board.output, exports]
 
-    def steps(self):
+    def steps(self, full_because=None):
         s, w = self.settings, self.wiring
         steps = []
         if w.fetch_directory is not None:
             # The shipped fetch runs here: its own deadline (the shorter of the two settings) ends it.
-            steps.append(Step("fetch", [lambda: self.fetch_here(w.fetch_directory)],
+            steps.append(Step("fetch", [lambda: self.fetch_here(w.fetch_directory, full_because)],
                               min(s.fetch_timeout_seconds, s.firestore_deadline_seconds)))
         elif w.fetch_command:
             steps.append(Step("fetch", [list(w.fetch_command)], s.fetch_timeout_seconds))
         steps.append(Step("aggregate", [], JOB_SECONDS, isolate=True))
+        if self.proving():
+            steps.append(Step("prove", [self.prove_here], PUBLISH_SECONDS))
         if w.publish_firestore:
             steps.append(Step("publish", [lambda b=b: self.publish_here(b) for b in w.boards], PUBLISH_SECONDS))
         elif w.publish_command:
             steps.append(Step("publish", [list(w.publish_command) + [b.output] for b in w.boards], PUBLISH_SECONDS))
         return steps
 
-    def fetch_here(self, directory):
+    def fetch_here(self, directory, full_because=None):
         fetch.out = self.relay_line
 
         def work():
-            self.fetched = fetch.run(directory, self.settings, deadline=min(
+            self.fetched = fetch.run(directory, self.settings, full_because=full_because, deadline=min(
                 self.settings.fetch_timeout_seconds, self.settings.firestore_deadline_seconds))
         return self.called(fetch.say, work)
+
+    def prove_here(self):
+        """The boards against Firestore's counts at tonight's readTime (proving.py): 0 when proven,
+        or unproven and allowed; a mismatch after an incremental night asks for a full read
+        (self.again); 65 for a full read's, 78 for an unproven board RANKINGS_BOARD_PROOF=required."""
+        def work():
+            firestore = Firestore(self.settings, proof_say)
+            firestore.transport.deadline = time.monotonic() + PUBLISH_SECONDS
+            verdict = proving.prove(firestore, self.fetched or {}, self.snapshot, self.wiring.boards,
+                                    self.computed_at, self.settings.firestore_streams, proof_say)
+            self.proof = verdict
+            if verdict.status == proving.PROVEN:
+                for line in verdict.lines:
+                    proof_say(line)
+                return
+            if verdict.status == proving.UNPROVEN:
+                for line in verdict.lines:
+                    proof_say(f"warning: {line}")
+                if self.settings.board_proof == "required":
+                    raise Failure(CONFIG, "the boards are unproven and RANKINGS_BOARD_PROOF=required: nothing "
+                                          "published" + "".join(f"; make the index: {c}" for c in verdict.index_commands))
+                return
+            if (self.fetched or {}).get("mode") != "full" and not self.again_done:
+                self.again = f"tonight's board disagreed with Firestore ({'; '.join(verdict.mismatches[:3])})"
+                proof_say(f"warning: {verdict.lines[0] if len(verdict.lines) == 1 else '; '.join(verdict.lines)}; "
+                          "reading the whole collection and proving again")
+                return
+            raise Failure(DATA, f"not published: {'; '.join(verdict.lines)}")
+        return self.called(proof_say, work)
 
     def publish_here(self, board):
         """One board into Firestore, ordered by tonight's snapshot against the board there, and the
@@ -188,17 +228,23 @@ class Night:
                      + (f"; CLOUD_RUN_TASK_ATTEMPT {attempt}" if attempt is not None else "") + ")",
                      **({"task_attempt": attempt} if attempt is not None else {}))
             self.check_flags()
-            for step in self.steps():
+            pending = self.steps()
+            while pending:
+                step = pending.pop(0)
                 steps.append(step)
                 if step.name == "aggregate":
                     # Both boards from one snapshot, whatever a later fetch does to `current`, and
                     # one computed_at: the step's start, after the fetch, so that a window the fetch
                     # read (RANKINGS_FIRESTORE_SINCE=-30d) holds all that --since -30d counts.
-                    resolved, self.computed_at = os.path.realpath(self.wiring.exports), utc(time.time())
-                    step.commands = [self.job_command(b, self.computed_at, resolved) for b in self.wiring.boards]
+                    self.snapshot, self.computed_at = os.path.realpath(self.wiring.exports), utc(time.time())
+                    step.commands = [self.job_command(b, self.computed_at, self.snapshot) for b in self.wiring.boards]
                 self.run_step(step)
                 if step.status != 0:
                     break
+                if step.name == "prove" and self.again and not self.again_done:
+                    # An incremental night's board that disagrees: everything read, made and proved again.
+                    self.again_done = True
+                    pending = [s for s in self.steps(full_because=self.again) if s.name != "publish"] + pending
             status = self.outcome(steps)
         finally:
             for signum, handler in handlers.items():
@@ -326,6 +372,14 @@ class Night:
         if killed is not None and self.signal is None:
             status = STOPPED
         return status, last[0]
+
+
+def proof_say(message):
+    """The proof's lines, named as the night's own step's (`warning: ` and `error: ` first, where
+    the log reads a line's severity)."""
+    level, _, rest = message.partition(": ")
+    said = f"{level}: prove: {rest}" if level in ("warning", "error") else f"prove: {message}"
+    fetch.out(f"rankings-night: {auth.redact(said)}")
 
 
 def max_drop_of(flags):
