@@ -44,7 +44,7 @@ source Tests/firestore/venv.sh
 export TEST_RANKINGS
 TEST_RANKINGS=$(realpath -- "$rankings")
 status=0
-for suite in test_nights.py test_night_run.py test_baseline.py test_proof.py; do
+for suite in test_nights.py test_night_run.py test_baseline.py test_proof.py test_board_proof.py; do
     echo "# $suite"
     "$venv/bin/python" -B "Tests/firestore-loop/$suite" || status=1
 done
