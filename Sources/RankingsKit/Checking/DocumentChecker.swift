@@ -52,7 +52,7 @@ public struct DocumentChecker: Sendable {
     }
 
     static let topLevelKeys = ["week_id", "hilarious", "horrible", "total_hilarious_ratings", "total_horrible_ratings",
-                               "computed_at", "week_start", "week_end"]
+                               "computed_at", "week_start", "week_end", "snapshot_read_time"]
 
     private func checkTopLevel(_ document: JSONValue, _ log: inout ProblemLog) {
         guard case .object(let members) = document.kind else {
@@ -72,6 +72,11 @@ public struct DocumentChecker: Sendable {
         checkTotal("total_horrible_ratings", of: "horrible", sum: horribleSum, fields, &log)
         if let computedAt = fields.required("computed_at", &log) {
             _ = log.timestamp(computedAt, .root.member("computed_at"))
+        }
+        // The readTime of the snapshot the board was made from, which rankings-night writes into
+        // Firestore's document so that an older night's board never replaces a newer one's.
+        if let readTime = fields.optional("snapshot_read_time") {
+            _ = log.timestamp(readTime, .root.member("snapshot_read_time"))
         }
         checkWeekBounds(fields, weekID: weekID, &log)
     }

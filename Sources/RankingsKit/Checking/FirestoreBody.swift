@@ -65,7 +65,7 @@ struct FirestoreBody {
             case "week_id": return "stringValue"
             case "hilarious", "horrible": return "arrayValue"
             case "total_hilarious_ratings", "total_horrible_ratings": return "integerValue"
-            case "computed_at", "week_start", "week_end": return "timestampValue"
+            case "computed_at", "week_start", "week_end", "snapshot_read_time": return "timestampValue"
             default: return nil
             }
         case 2:

@@ -33,6 +33,19 @@ struct FirestoreCheckTests {
         #expect(run.stderrLines == ["rankings: 4 documents checked, all valid"])
     }
 
+    /// rankings-night writes the readTime of the board's snapshot into Firestore's document, so a
+    /// document read back from Firestore passes as it is; typed like the other times.
+    @Test func theSnapshotsReadTimeIsATimestamp() throws {
+        let stamped = Self.edited([("\"computed_at\": {", "\"snapshot_read_time\": {\"timestampValue\": "
+            + "\"2026-02-18T04:59:58.123456Z\"},\n    \"computed_at\": {")])
+        let good = try check(stamped)
+        #expect(good.status == 0)
+        let wrong = try check(Self.edited([("\"computed_at\": {", "\"snapshot_read_time\": {\"stringValue\": "
+            + "\"yesterday\"},\n    \"computed_at\": {")]))
+        #expect(wrong.status == 65)
+        #expect(wrong.stderrLines == ["body.json: $.fields.snapshot_read_time: expected timestampValue, found stringValue"])
+    }
+
     @Test func theTwoFormatsAreNotConfused() throws {
         let root = RankingsBinary.packageRoot
         let json = try RankingsBinary.run(["check", "-q", "--format", "firestore", "sample-data/expected/all_time.json"],
