@@ -34,6 +34,7 @@ env | grep '^RANKINGS_' | sort >"$dir/env.$name"
 outcome=0
 if [ -s "$dir/plan.$name" ]; then outcome=$(head -n 1 "$dir/plan.$name"); sed -i 1d "$dir/plan.$name"; fi
 echo "$name: said something"
+if [ -f "$dir/say.$name" ]; then cat "$dir/say.$name"; fi
 if [ "$outcome" = sleep ]; then
     echo "sleeping $name" >>"$dir/calls"
     sleep 600 & wait
@@ -127,6 +128,23 @@ class Night(harness.Case):
         self.expect("what was tried", tried, ["aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics ",
                                               "aggregate --quiet --allow-empty --max-drop 1 --metrics ",
                                               "aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics "])
+
+    def test_a_bad_line_of_the_snapshot_is_named_by_its_firestore_document(self):
+        # The snapshot goes with a container's task: the log names the document, as Firestore does.
+        night = os.path.join(self.state, "exports", "night1")
+        with open(os.path.join(night, "rating_events.ndjson"), "w") as out:
+            for name in ("a1", "bad1"):
+                out.write(json.dumps({"name": f"projects/p/databases/(default)/documents/rating_events/{name}",
+                                      "fields": {}}) + "\n")
+        with open(os.path.join(self.bin, "say.rankings"), "w") as out:
+            out.write(f"{night}/rating_events.ndjson:2: invalid record: rating is not a number\n")
+        self.configure(RANKINGS_LOG_FORMAT="json")
+        done = self.night()
+        self.expect_exit(done, 0)
+        said = [json.loads(line) for line in done.stderr.splitlines() if "invalid record" in line]
+        self.expect("the line, with its document, as a warning", [(s["severity"], s["message"]) for s in said],
+                    [("WARNING", f"{night}/rating_events.ndjson:2: invalid record: rating is not a number "
+                                 "(Firestore document rating_events/bad1)")])
 
     def test_the_job_runs_without_the_network(self):
         self.configure()

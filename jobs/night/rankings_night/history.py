@@ -8,6 +8,7 @@ import os
 import time
 
 from . import files, record as records
+from .metrics import carried
 from .log import one_line
 from .snapshot import Damaged
 from .statuses import describe
@@ -302,7 +303,6 @@ def series(entry, path):
 
 
 def _carried(path, name, labels, now):
-    from .metrics import carried
     return carried(path, name, labels, not_after=now)
 
 

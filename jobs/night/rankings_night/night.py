@@ -16,6 +16,7 @@ from . import auth, fetch, files, history, metrics, proving, publish, statuses, 
 from .firestore import Firestore
 from .log import severity_of
 from .settings import PASSED
+from .snapshot import SNAPSHOT, document_at
 from .statuses import CANT_CREATE, CONFIG, DATA, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
 from .transport import FirestoreError
 from .zone import zone
@@ -67,6 +68,7 @@ class Night:
         self.fetched = None     # the record of tonight's fetch, when it ran here
         self.computed_at = None     # every board's, set when the job starts
         self.snapshot = None        # the folder every board was made from
+        self.named_lines = 0        # bad lines named by their Firestore document so far
         self.proof = None           # proving.Verdict, once the boards were proved
         self.again, self.again_done = None, False   # why tonight reads everything again, once
 
@@ -172,7 +174,19 @@ class Night:
             return statuses.SOFTWARE, why
 
     def relay_line(self, line):
-        self.log(line, severity_of(line), own=False)
+        self.log(self.named(line), severity_of(line), own=False)
+
+    def named(self, line):
+        """A job's line about a line of the snapshot, with the document it is in Firestore (the
+        snapshot may be gone with a container's task by the time anyone reads the log); the
+        first few such lines only, since each costs a pass over the file."""
+        where, _, rest = line.partition(": ")
+        path, _, number = where.rpartition(":")
+        if not (rest and number.isdigit() and os.path.basename(path) == SNAPSHOT and self.named_lines < 10):
+            return line
+        self.named_lines += 1
+        name = document_at(path if os.path.isabs(path) else os.path.join(self.snapshot or "", path), int(number))
+        return f"{line} (Firestore document {name.split('/documents/', 1)[-1]})" if name else line
 
     def check_flags(self):
         """The job's flags tried on no input before the fetch, so a typo is refused in a second

@@ -3,6 +3,8 @@ record (or why there is none to use) and now, so every rule is a row in a table-
 `rankings-night plan` tells an operator the same thing the fetch will do."""
 from dataclasses import dataclass
 
+from .snapshot import parse_time
+
 DAY_NS = 86_400 * 10**9
 PREVIOUS_MAX_AGE_NS = 7 * DAY_NS   # a week of drift is the most one incremental chain may carry
 
@@ -35,7 +37,6 @@ def plan(settings, previous, damage, now_ns, collection="rating_events"):
             return Plan("full", f"the previous night's {key} is {previous[key]!r}, not {value!r}")
     if previous["mode"] == "window":
         return Plan("full", "the previous night is a window, not a snapshot")
-    from .snapshot import parse_time
     read_ns, full_ns = parse_time(previous["read_time"]), parse_time(previous["last_full_read_time"])
     if now_ns - read_ns > PREVIOUS_MAX_AGE_NS:
         return Plan("full", f"the previous night was read over {PREVIOUS_MAX_AGE_NS // DAY_NS} days ago")

@@ -7,6 +7,7 @@ import difflib
 import re
 
 from . import paths
+from .snapshot import parse_time
 from .statuses import CONFIG, Failure
 
 HOUR = 3600
@@ -56,7 +57,6 @@ def hours_or_days(low, high):
 def since(text):
     """-Nh/-Nd before the fetch's start (kept as negative seconds), or an RFC 3339 time
     (nanoseconds since the epoch, as snapshot.parse_time gives them)."""
-    from .snapshot import parse_time
     match = re.fullmatch(r"-([0-9]{1,6})([hd])", text, re.ASCII)
     if match:
         seconds = int(match[1]) * (HOUR if match[2] == "h" else DAY)
