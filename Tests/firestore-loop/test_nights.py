@@ -175,7 +175,8 @@ class Nights(harness.Case):
 
     def test_night_8_a_full_read_due_by_days_reports_drift_2_and_heals(self):
         # RANKINGS_FIRESTORE_FULL_EVERY counts days since the last full read: the record says it
-        # was a week ago (still a valid record: its snapshot and digest are untouched).
+        # was a week ago (still a valid record: its snapshot and digest are untouched), and a full
+        # read is due every 7 days here (30 by default).
         path = os.path.join(self.chain, "current", ".night.json")
         with open(path, encoding="utf-8") as text:
             record = json.load(text)
@@ -184,7 +185,7 @@ class Nights(harness.Case):
         with open(path, "w", encoding="utf-8") as out:
             json.dump(record, out)
         self.new_votes()
-        done, record = self.night("full", expect_drift=2)
+        done, record = self.night("full", expect_drift=2, RANKINGS_FIRESTORE_FULL_EVERY="7")
         self.expect_in("reason", "days ago (RANKINGS_FIRESTORE_FULL_EVERY=7)", record["full_reason"])
         self.expect_in("reason logged", "rest: a full read: the last full read was 7.0 days ago", done.stderr)
 

@@ -29,6 +29,7 @@ def night(**changes):
 
 class Plans(harness.Case):
     def test_each_rule(self):
+        WEEKLY = {"RANKINGS_FIRESTORE_FULL_EVERY": "7"}
         rows = [
             # (settings, previous record, why there is none, expected mode, words of the reason)
             ({}, night(), None, "incremental", "building on the night read at 2026-11-26T05:00:00.000001Z"),
@@ -44,9 +45,11 @@ class Plans(harness.Case):
             ({}, night(read_time="2026-11-19T05:00:00Z", last_full_read_time="2026-11-19T05:00:00Z"), None, "full",
              "read over 7 days ago"),
             # Days since the last full read, not runs: seven runs in an afternoon are not a week.
-            ({}, night(last_full_read_time="2026-11-20T05:00:00Z"), None, "full", "the last full read was 7.0 days ago"),
-            ({}, night(last_full_read_time="2026-11-20T17:00:01Z"), None, "incremental", "due 0.5 days from now"),
-            ({}, night(last_full_read_time="2026-11-20T17:00:00Z"), None, "full", "6.5 days ago"),
+            (WEEKLY, night(last_full_read_time="2026-11-20T05:00:00Z"), None, "full", "the last full read was 7.0 days ago"),
+            (WEEKLY, night(last_full_read_time="2026-11-20T17:00:01Z"), None, "incremental", "due 0.5 days from now"),
+            (WEEKLY, night(last_full_read_time="2026-11-20T17:00:00Z"), None, "full", "6.5 days ago"),
+            # By default a month: every board is proved against Firestore's counts.
+            ({}, night(last_full_read_time="2026-11-20T05:00:00Z"), None, "incremental", "due 23.0 days from now"),
             ({"RANKINGS_FIRESTORE_FULL_EVERY": "1"}, night(last_full_read_time="2026-11-26T05:00:00Z"), None, "full",
              "FULL_EVERY=1"),
         ]

@@ -134,7 +134,9 @@ TABLE = {s.name: s for s in [
     _s("RANKINGS_FIRESTORE_ENDPOINT", pattern(r"https?://[A-Za-z0-9.:\[\]_-]+(/[A-Za-z0-9._/~-]*)?", "an http(s) URL")),
     _s("RANKINGS_FIRESTORE_INCREMENTAL", choice("yes", "no"), "yes"),
     _s("RANKINGS_FIRESTORE_MARGIN", hours_or_days(HOUR, 30 * DAY), "48h"),
-    _s("RANKINGS_FIRESTORE_FULL_EVERY", whole(1, 366), "7"),
+    # Every board is proved against Firestore's counts, so the full read is no longer what keeps
+    # it right: it only bounds how long an incremental chain grows (drift is measured then).
+    _s("RANKINGS_FIRESTORE_FULL_EVERY", whole(1, 366), "30"),
     _s("RANKINGS_FIRESTORE_SINCE", since),
     _s("RANKINGS_FIRESTORE_STREAMS", whole(1, 64), "8"),
     _s("RANKINGS_FIRESTORE_PITR", choice("yes", "no"), "no"),
