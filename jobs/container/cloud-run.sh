@@ -31,9 +31,9 @@ gcloud auth print-access-token | podman login --username oauth2accesstoken --pas
 podman push "rankings:$VERSION" "$IMAGE"
 
 # 3. The job: one task, the platform's retries (the night's own are off on Cloud Run), a task
-#    timeout above the longest try of the night's own limits (the fetch's 55 minutes, then 15 for
-#    the job and 5 for the publish of each board: 75 minutes, 95 with the 30-day board), settings
-#    as variables.
+#    timeout above the longest try of the night's own limits (the fetch's 55 minutes, the proof's
+#    5, then 15 for the job and 5 for the publish of each board: 80 minutes, 100 with the 30-day
+#    board), settings as variables.
 #    `deploy` creates the job or updates it; `gcloud run jobs create` takes the same flags.
 #    No volume: every night is a full, proven read (docs/containers.md says what that costs, and
 #    how an NFS volume at /var/lib/rankings makes nights incremental).
@@ -42,7 +42,7 @@ gcloud run jobs deploy rankings-night --project "$PROJECT" --region "$REGION" \
     --tasks 1 \
     --parallelism 1 \
     --max-retries 1 \
-    --task-timeout 100m \
+    --task-timeout 105m \
     --cpu 1 \
     --memory 1Gi \
     --service-account "$SA" \

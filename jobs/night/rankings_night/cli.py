@@ -17,7 +17,7 @@ from .zone import zone
 
 USAGE_TEXT = """Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
 
-  run [-- FLAG...]   the night once, now: fetch, aggregate every board, publish (what systemd's
+  run [-- FLAG...]   the night once, now: fetch, aggregate every board, prove, publish (what systemd's
                      rankings.service runs); FLAGs go to `rankings aggregate` after RANKINGS_FLAGS
                      (`-- --max-drop 100` accepts a drop once)
   cron               what /etc/cron.d/rankings runs every hour: the night, once a day, in the

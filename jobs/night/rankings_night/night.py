@@ -1,4 +1,5 @@
-"""The night: fetch, aggregate every board, publish, each a child process under one policy. At
+"""The night: fetch, aggregate every board, prove them, publish, under one policy (the shipped
+fetch and publish, and the proof, in this process; the job and other programs as children). At
 most one night at a time (the lock); each try of a step bounded in time (TERM, then KILL a minute
 later, with everything it started); a failed try tried again only when another can succeed, up to
 RANKINGS_RETRIES more times, RANKINGS_RETRY_PAUSE_SECONDS apart; a step runs only after the one
@@ -38,7 +39,8 @@ def longest_try(settings):
     elif w.fetch_command:
         fetch_limit = settings.fetch_timeout_seconds + KILL_AFTER
     per_board = JOB_SECONDS + (PUBLISH_SECONDS if w.publish_firestore or w.publish_command else 0)
-    return fetch_limit + len(w.boards) * per_board
+    prove = PUBLISH_SECONDS if w.fetch_directory is not None and settings.board_proof != "no" else 0
+    return fetch_limit + len(w.boards) * per_board + prove
 
 
 def utc(seconds):
@@ -152,7 +154,8 @@ class Night:
         max_drop = max_drop_of(self.settings.flags + self.extra_flags) if board.role == "all_time" else None
         name = wiring.document_of(board, self.computed_at)
         return self.called(publish.say, lambda: publish.publish(board.output, self.settings, name=name,
-                                                                read_time=read_time, max_drop=max_drop))
+                                                                read_time=read_time, max_drop=max_drop,
+                                                                seconds=PUBLISH_SECONDS))
 
     def called(self, say, work):
         """(status, why) of a step's function, its failure said as its own line (`say`, which

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from . import auth, settings as setting
 from .firestore import Firestore
@@ -23,8 +24,9 @@ WEEK = re.compile(r"[0-9]{4}-W[0-9]{2}")
 USAGE_TEXT = """Usage: rankings-publish-firestore DOC
 
 Writes the rankings document DOC to Firestore as RANKINGS_FIRESTORE_COLLECTION/NAME (default
-weekly_rankings; NAME is DOC's file name without .json), checked first by `rankings check`, and
-succeeds only once Firestore holds it. Settings come from the environment, as rankings-night hands
+weekly_rankings; NAME is DOC's file name without .json here: rankings-night names each board by
+its role), checked first by `rankings check`, in one commit on the condition that the document is
+the one read just before, and succeeds only once Firestore holds it. Settings come from the environment, as rankings-night hands
 them over. See "Firestore: fetch and publish" in rankings(1), or
 /usr/share/doc/rankings/firestore.md.gz.
 """
@@ -75,7 +77,7 @@ def is_firestore_body(path):
     return isinstance(top, dict) and "fields" in top and "week_id" not in top
 
 
-def publish(path, settings, name=None, read_time=None, max_drop=None):
+def publish(path, settings, name=None, read_time=None, max_drop=None, seconds=None):
     """DOC written as COLLECTION/NAME: `name` given by the night (the board's role), or DOC's file
     name without .json when run by hand. Written in one commit whose precondition is the
     document read just before (its updateTime, or that there is none), so nothing written in
@@ -112,6 +114,8 @@ def publish(path, settings, name=None, read_time=None, max_drop=None):
     if read_time is not None:
         body["fields"][READ_TIME] = {"timestampValue": read_time}
     firestore = Firestore(settings, say)
+    if seconds is not None:     # every call of this publish, its retries included, within them
+        firestore.transport.deadline = time.monotonic() + seconds
     target = f"{collection}/{name}"
     full_name = f"{firestore.database_path}/documents/{target}"
     for _ in range(RACES):
