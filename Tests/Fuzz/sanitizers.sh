@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer, then under ThreadSanitizer, each built in its own
+# The test suites where each can find something under AddressSanitizer, then under
+# ThreadSanitizer (the lists below), each built in its own
 # scratch directory so the ordinary .build is left alone. The binaries the end-to-end tests
 # spawn are built with the same sanitizer, so their reports fail those tests too. Prints the
 # seconds of each build and each run (`sanitizers: thread test 95 s`).
@@ -10,37 +11,45 @@ build_only=0
 if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 (($#)) || set -- address thread
 
-# ThreadSanitizer runs every suite but these, which never leave the calling thread (the C
-# kernels held to the scalar scanner, time zones against Foundation) and took over a fifth of
-# its time: a race needs a second thread, and AddressSanitizer still runs them. Every other
-# suite runs, so a new test is in by default. A listed suite's file that comes to use anything
-# that can start one of our threads (the aggregator's workers and shared tally, the read-ahead
-# of gzip and pipes, the progress line, the `rankings` binary, a process or a task) fails the
-# check below: it then belongs under ThreadSanitizer again.
-single_threaded=(LineKernelAgreementTests LineLayoutTests ScanKernelAgreementTests ZoneDifferentialTests)
-thread_starters='threads|Aggregat|SharedTally|WorkerTally|Prefetch|ProgressLine|--progress|NativeThread|Workers|readLines|Job\b|RankingsBinary|RunningRankings|Process\(|gzip|\.gz\b|stdin|Task|async|Dispatch'
-check_single_threaded() {
-    local suite file found=0
-    for suite in "${single_threaded[@]}"; do
-        file=$(grep -rlE "^(@Suite.*)?(final )?(struct|class) $suite\b" Tests/RankingsKitTests || true)
-        if [[ -z $file ]]; then
-            echo "sanitizers.sh: no suite $suite any more: ThreadSanitizer skips nothing for it (update single_threaded)" >&2
-            continue
-        fi
-        if grep -nE -- "$thread_starters" $file >&2; then
-            echo "sanitizers.sh: $file (suite $suite) uses what can start a thread (the lines above): take $suite out of single_threaded" >&2
-            found=1
-        fi
+# Each sanitizer runs the suites where it can find something, named here (a new suite that
+# belongs under one joins its list):
+# - AddressSanitizer: the C kernels (scanning, line layouts, CRC-32C, the entity walker and
+#   templates) held to their references, and the Swift over unsafe buffers that feeds them: the
+#   scanner and decoder, typed lines, long lines in small reads, the tallies, gzip's inflaters,
+#   managed exports and their damaged logs, migrate's batches, the strict JSON parser, random and
+#   fuzz-found input through the binary (built with the sanitizer too, so its reports fail the
+#   test that ran it), and the parallel reader's pieces cut at every size.
+# - ThreadSanitizer: the suites that start our threads (the aggregator's workers and shared
+#   tally, the read-ahead of gzip and pipes) in the test process or in the binary at several
+#   thread counts. A race needs a second thread; the rest never leave the calling one, or start
+#   the same threads the same way as these.
+# What neither runs (time zones, scheduling, configuration, the checker's rules on parsed
+# documents, the command line's statuses) is plain Swift over arrays and strings, where the
+# language's own checks already stop an overrun; the plain suite runs it.
+address_suites=(ScanKernelAgreementTests LineKernelAgreementTests LineLayoutTests LineSchemaTests CRC32CTests
+    EntityPickTests EntityTemplateTests ExportSchemaTests ScannerTests TypedSpansTests LongLineTests
+    TallyTests SharedTallyTests DeferredChecksumTests InflaterAgreementTests ManagedExportTests
+    LogDamageTests ExportMetadataTests ManagedExportCommandTests MigrationBatchingTests MigrateInputTests
+    CheckJSONParserTests DifferentialTests JSONRuleTests FuzzFindingTests TypedLineTests ParallelEquivalenceTests)
+thread_suites=(ParallelEquivalenceTests SharedTallyTests RecordFileReaderTests InputDirectoryTests
+    DedupeTests StatsTests BackfillGoldenTests PeakMemoryTests TypedLineTests DeferredChecksumTests
+    InflaterAgreementTests InputSourceTests FailedRunOutputsTests)
+# A renamed suite would drop out of its filter silently.
+check_suites() {
+    local suite found=0
+    for suite in "$@"; do
+        grep -rqE "^(@Suite.*)?(final )?(struct|class) $suite\b" Tests/RankingsKitTests && continue
+        echo "sanitizers.sh: no suite $suite in Tests/RankingsKitTests (update its list)" >&2
+        found=1
     done
     return $found
 }
+filter() { echo "\.($(IFS='|'; echo "$*"))(/|\$)"; }
 
 for sanitizer in "$@"; do
     case $sanitizer in
-    address) scratch=.build-asan skip=() ;;
-    thread)
-        check_single_threaded
-        scratch=.build-tsan skip=(--skip "\.($(IFS='|'; echo "${single_threaded[*]}"))(/|$)") ;;
+    address) scratch=.build-asan suites=("${address_suites[@]}") ;;
+    thread) scratch=.build-tsan suites=("${thread_suites[@]}") ;;
     *) echo "usage: $0 [address|thread]..." >&2; exit 64 ;;
     esac
     started=$SECONDS
@@ -48,11 +57,12 @@ for sanitizer in "$@"; do
     echo "sanitizers: $sanitizer build $((SECONDS - started)) s" >&2
     ((build_only == 0)) || continue
     started=$SECONDS
-    echo "swift test --sanitize=$sanitizer ${skip[*]}"
+    check_suites "${suites[@]}"
+    echo "swift test --sanitize=$sanitizer --filter $(filter "${suites[@]}")"
     # RANKINGS_TEST_SANITIZER tells the tests that measure memory that the allocator is the
     # sanitizer's (shadow memory, quarantine, per-thread caches), not the product's, and the
     # longest corpus tests to read their smaller corpora (Tests/RankingsKitTests/Support/Sanitizer.swift).
     RANKINGS_TEST_SANITIZER=$sanitizer LSAN_OPTIONS=suppressions=$PWD/Tests/Fuzz/lsan-toolchain.supp \
-        nice swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${skip[@]}"
+        nice swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --filter "$(filter "${suites[@]}")"
     echo "sanitizers: $sanitizer test $((SECONDS - started)) s" >&2
 done

@@ -115,8 +115,8 @@ import Testing
             environment: ["PATH": base.appendingPathComponent("tools").path + ":/usr/sbin:/usr/bin:/sbin:/bin"])
         let recorded = (try? String(contentsOf: record, encoding: .utf8)) ?? ""
         #expect(run.status != 0, "\(recorded)")
-        // The test runs before the build are CI's business; nothing may follow the failed build.
-        #expect(recorded.hasPrefix("swift test\n") && recorded.hasSuffix("build\n") && !recorded.contains("check"),
+        // The steps before the build are CI's business; nothing may follow the failed build.
+        #expect(recorded.hasSuffix("build\n") && !recorded.contains("check"),
                 "CI went on after the failed build")
     }
 }

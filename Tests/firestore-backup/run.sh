@@ -10,7 +10,8 @@
 # a virtual environment of its own (Tests/packages.sh): $RANKINGS_FIRESTORE_BACKUP_VENV, else
 # firestore-backup-venv in the tests' cache (/var/cache/rankings-tests as root, as in CI; else
 # .build-firestore). Starts the emulator itself on a free port in 20000-40000 and
-# stops its whole process group on exit. Fails (never skips) when gcloud or Java is missing.
+# stops its whole process group on exit, unless RANKINGS_TEST_EMULATOR=HOST:PORT names one
+# already running (Tests/firestore-loop/emulator.py). Fails (never skips) when gcloud or Java is missing.
 # Prints `N passed, M failed` and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,23 +48,28 @@ stop() {
 }
 trap stop EXIT
 
-# A port nobody listens on, in the range the helpers of this machine share.
-for _ in $(seq 50); do
-    port=$((20000 + RANDOM % 20000))
-    ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN || break
-done
-setsid gcloud emulators firestore start --host-port="127.0.0.1:$port" >"$work/emulator.log" 2>&1 &
-emulator=$!
-for _ in $(seq 120); do
-    grep -q "Dev App Server is now running" "$work/emulator.log" && break
-    kill -0 "$emulator" 2>/dev/null || break
-    sleep 0.5
-done
-if ! grep -q "Dev App Server is now running" "$work/emulator.log"; then
-    echo "Tests/firestore-backup/run.sh: the Firestore emulator did not start on port $port:" >&2
-    cat "$work/emulator.log" >&2
-    exit 2
+if [[ -n ${RANKINGS_TEST_EMULATOR:-} ]]; then
+    # An emulator already running (.ci/run's, shared: this suite keeps to its own project).
+    port=${RANKINGS_TEST_EMULATOR##*:}
+else
+    # A port nobody listens on, in the range the helpers of this machine share.
+    for _ in $(seq 50); do
+        port=$((20000 + RANDOM % 20000))
+        ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN || break
+    done
+    setsid gcloud emulators firestore start --host-port="127.0.0.1:$port" >"$work/emulator.log" 2>&1 &
+    emulator=$!
+    for _ in $(seq 120); do
+        grep -q "Dev App Server is now running" "$work/emulator.log" && break
+        kill -0 "$emulator" 2>/dev/null || break
+        sleep 0.5
+    done
+    if ! grep -q "Dev App Server is now running" "$work/emulator.log"; then
+        echo "Tests/firestore-backup/run.sh: the Firestore emulator did not start on port $port:" >&2
+        cat "$work/emulator.log" >&2
+        exit 2
+    fi
 fi
 
 mkdir "$work/run"
-"$venv/bin/python" Tests/firestore-backup/check.py "$rankings" "127.0.0.1:$port" "$work/run"
+"$venv/bin/python" Tests/firestore-backup/check.py "$rankings" "${RANKINGS_TEST_EMULATOR:-127.0.0.1:$port}" "$work/run"

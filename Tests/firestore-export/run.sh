@@ -11,7 +11,8 @@
 #   Tests/firestore-export/run.sh
 #
 # Needs gcloud with the Firestore emulator and Java (the machine's google-cloud-cli packages):
-# fails, never skips, without them. Two virtual environments under /var/cache/rankings-tests
+# fails, never skips, without them. RANKINGS_TEST_EMULATOR=HOST:PORT names an emulator already
+# running to seed and export instead of starting one (Tests/firestore-loop/emulator.py). Two virtual environments under /var/cache/rankings-tests
 # (or .build-firestore): google-cloud-firestore, and leveldb-export (which pins protobuf 3).
 # Prints `N passed, M failed`; about a minute (most of it the emulator and seeding).
 set -euo pipefail
@@ -23,7 +24,12 @@ work=$(mktemp -d)
 trap 'emulator_stop; rm -rf -- "$work"' EXIT
 client=$(firestore_venv)
 oracle=$(leveldb_export_venv)
-emulator_start "$work"
+if [[ -n ${RANKINGS_TEST_EMULATOR:-} ]]; then
+    # An emulator already running (.ci/run's, shared: the export names this suite's project only).
+    EMULATOR_HOST=$RANKINGS_TEST_EMULATOR
+else
+    emulator_start "$work"
+fi
 "$client" Tests/firestore-export/seed.py "$EMULATOR_HOST" rankings-export-test "$work/made" "$votes" >/dev/null
 emulator_stop
 root=$(echo "$work"/made/all/firestore_export_*)

@@ -1,5 +1,11 @@
 """Google's Firestore emulator for a test: started on a free port, seeded with the sample events
-the way the app writes them, stopped with its whole process group."""
+the way the app writes them, stopped with its whole process group.
+
+RANKINGS_TEST_EMULATOR=HOST:PORT hands a suite an emulator that is already running (.ci/run
+starts one for all the suites that take it): start() then only checks that it answers and stop()
+leaves it running. Suites sharing one emulator keep apart by project id (each suite has its own;
+an export or a clear names one project and touches no other), and must not freeze or stop it
+(Tests/image and Tests/container do: they start their own)."""
 import datetime
 import json
 import os
@@ -23,10 +29,17 @@ def free_port():
                 continue
 
 
+SHARED = "RANKINGS_TEST_EMULATOR"
+
+
 class Emulator:
     def __init__(self, host="127.0.0.1", port=None):
+        # A shared emulator's address, unless the caller asks for a port of its own.
+        self.shared = os.environ.get(SHARED) if port is None else None
+        if self.shared:
+            host, _, port = self.shared.rpartition(":")
         self.host = host
-        self.port = port or free_port()
+        self.port = int(port) if port else free_port()
         self.log = tempfile.NamedTemporaryFile("w+", prefix="firestore-emulator.", suffix=".log")
         self.process = None
 
@@ -35,6 +48,13 @@ class Emulator:
         return f"{self.host}:{self.port}"
 
     def start(self, seconds=120):
+        if self.shared:
+            # A wrong address fails here, naming the variable, rather than as a test's timeout.
+            try:
+                with socket.create_connection((self.host, self.port), timeout=10):
+                    return
+            except OSError as e:
+                raise RuntimeError(f"{SHARED}={self.shared}: no emulator answers there ({e})") from e
         self.process = subprocess.Popen(
             ["gcloud", "emulators", "firestore", "start", f"--host-port={self.address}"],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)

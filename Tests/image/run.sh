@@ -33,6 +33,9 @@ for tool in gcloud java; do
         exit 2
     fi
 done
+# test_image.py freezes its emulator mid-night (a stop while the fetch waits): never one that
+# other suites share (Tests/firestore-loop/emulator.py).
+unset RANKINGS_TEST_EMULATOR
 # shellcheck source=Tests/packages.sh
 source Tests/packages.sh
 install_missing podman=podman runc=runc debootstrap=debootstrap /usr/lib/python3/dist-packages/yaml=python3-yaml
