@@ -118,10 +118,11 @@ class Incremental(Chain):
         # What Firestore answers when the timestamp field's index is exempted.
         refusal = (400, [{"error": {"code": 400, "status": "FAILED_PRECONDITION",
                                     "message": "The query requires an index on timestamp."}}])
-        for what, match in (("its pages", faults.incremental),
-                            ("its COUNT", lambda call: faults.counts(call) and call.filters_on("timestamp"))):
+        for what, match, why in (("its pages", faults.incremental, "Firestore refused the incremental query"),
+                                 ("its COUNT", lambda call: faults.counts(call) and call.filters_on("timestamp"),
+                                  "Firestore refused a COUNT at readTime")):
             with self.subTest(what):
-                self.falls_back(copy(self.night1, "refused"), "Firestore refused the incremental query", refusal, match)
+                self.falls_back(copy(self.night1, "refused"), why, refusal, match)
 
     def test_a_previous_snapshot_changed_on_disk_with_its_record_intact_is_not_built_on(self):
         night = os.readlink(os.path.join(self.night1, "current"))

@@ -25,7 +25,7 @@ import emulator as emu
 import faults
 import harness
 
-PROJECT = "demo-rankings-proof"
+PROJECT = "demo-rankings-board-proof"
 VOTES = 2000
 INDEX = {"error": {"code": 400, "status": "FAILED_PRECONDITION",
                    "message": "The query requires an index. You can create it here: https://console.firebase.google.com/"}}

@@ -16,7 +16,8 @@ config_restore() {
     fi
 }
 # The arguments recorded, the night's own --computed-at (the night's start) as T.
-config_recorded() { in_container sed 's/<--computed-at><[^>]*>/<--computed-at><T>/' "$config_args"; }
+# The night's try of the job's flags on no input (its last word "-") comes first, before the fetch.
+config_recorded() { in_container sed -e 's/<--computed-at><[^>]*>/<--computed-at><T>/' -e 's/<--output><\/tmp\/rankings-flags[^>]*>/<--output><SCRATCH>/' "$config_args"; }
 
 configuration_same_for_systemd_and_cron() {
     in_container_sh "dpkg -s rankings >/dev/null 2>&1 || dpkg -i $deb_in_container >/dev/null"
@@ -54,7 +55,8 @@ EOF
     echo "cron:    $cron"
     expect "status" "$status" 0
     expect "arguments" "$cron" "$systemd"
-    expect "arguments" "$systemd" "<aggregate><--computed-at><T><--max-invalid><5><--time-zone=Etc/GMT+5><--label=a,b@c%d_e.f/g:h><--output></var/lib/rankings/config check/all time.json></srv/config check/exports>
+    expect "arguments" "$systemd" "<aggregate><--quiet><--allow-empty><--max-invalid><5><--time-zone=Etc/GMT+5><--label=a,b@c%d_e.f/g:h><--metrics><><--output><SCRATCH><->
+<aggregate><--computed-at><T><--max-invalid><5><--time-zone=Etc/GMT+5><--label=a,b@c%d_e.f/g:h><--output></var/lib/rankings/config check/all time.json></srv/config check/exports>
 <--project><jokes-app><--database><(default)></var/lib/rankings/config check/all time.json>"
 }
 check "a configuration in every accepted form means the same under systemd and as cron's user" configuration_same_for_systemd_and_cron

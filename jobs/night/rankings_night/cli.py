@@ -149,7 +149,7 @@ def cron(settings, environ, config):
 
 def show_plan(settings):
     settings.require("RANKINGS_OUTPUT")
-    directory = wire(settings).fetch_directory
+    directory = wire(settings, running=False).fetch_directory
     if directory is None:
         return "RANKINGS_FETCH does not run rankings-fetch-firestore: the night reads RANKINGS_EXPORTS as it is"
     now = time.time_ns()

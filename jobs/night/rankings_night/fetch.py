@@ -323,7 +323,9 @@ def run(directory, settings, deadline=None, full_because=None, firestore=None):
     plan would build on the last night (its board disagreed with Firestore). `firestore`: as
     Fetch takes it. Raises Failure."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
-    night = Run(PROGRAM, directory, deadline or settings.firestore_deadline_seconds, say)
+    shorter = deadline is not None and deadline < settings.firestore_deadline_seconds
+    night = Run(PROGRAM, directory, deadline if shorter else settings.firestore_deadline_seconds, say,
+                named="RANKINGS_FETCH_TIMEOUT_SECONDS" if shorter else "RANKINGS_FIRESTORE_DEADLINE_SECONDS")
     night.record, status = {}, 70
     try:
         with night:

@@ -102,8 +102,9 @@ class Run:
     they were; `night.status` is the run's status afterwards. An OSError becomes 73 naming the
     file; SIGTERM, SIGHUP and SIGINT 128 + the signal; the deadline 69."""
 
-    def __init__(self, program, directory, deadline, say):
+    def __init__(self, program, directory, deadline, say, named="RANKINGS_FIRESTORE_DEADLINE_SECONDS"):
         self.program, self.directory, self.deadline, self.say = program, directory, deadline, say
+        self.named = named      # the setting the deadline comes from, for the words at its end
         self.name = self.folder = self._final = self._lock = None
         self.prune_errors, self.status, self.ends = 0, None, None
         self._committing = self._stopping = False
@@ -124,7 +125,7 @@ class Run:
             return
         self._stopping = True
         if signum == signal.SIGALRM:
-            raise Stopped(UNAVAILABLE, f"the fetch did not end within RANKINGS_FIRESTORE_DEADLINE_SECONDS "
+            raise Stopped(UNAVAILABLE, f"the fetch did not end within {self.named} "
                                        f"({self.deadline:g} s); stopped, current unchanged")
         raise Stopped(128 + signum, f"stopped by {signal.Signals(signum).name}; current unchanged")
 
@@ -141,7 +142,7 @@ class Run:
                     replacement = Failure(error.status, str(error))
                 elif self.status == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
                     replacement = Failure(self.status, f"the fetch did not end within "
-                                                        f"RANKINGS_FIRESTORE_DEADLINE_SECONDS ({self.deadline:g} s): {error}")
+                                                        f"{self.named} ({self.deadline:g} s): {error}")
             elif isinstance(error, OSError):
                 self.status = CANT_CREATE
                 name = error.filename2 or error.filename     # a link that cannot be made: the link

@@ -64,8 +64,9 @@ def _named(words, program):
     return bool(words) and os.path.basename(words[0]) == program
 
 
-def wire(settings):
-    """The night's Wiring, or Failure(78) naming the settings that contradict each other."""
+def wire(settings, running=True):
+    """The night's Wiring, or Failure(78) naming the settings that contradict each other; not
+    `running` (what `plan` shows), a setting only a run needs may still be missing."""
     state = os.path.dirname(os.path.abspath(settings.output))
     fetch, publish = list(settings.fetch or []), list(settings.publish or [])
     fetch_directory = fetch_command = None
@@ -98,7 +99,7 @@ def wire(settings):
             raise Failure(CONFIG, f"RANKINGS_MONTHLY_OUTPUT={monthly} is RANKINGS_OUTPUT's file: each board needs "
                                   "its own (leave RANKINGS_MONTHLY_OUTPUT unset for monthly.json beside it)")
         boards.append(Board("monthly", monthly, tuple(MONTHLY_FLAGS), WEEK))
-    if (fetch_directory is not None or publish_firestore) and not settings.firestore_project:
+    if running and (fetch_directory is not None or publish_firestore) and not settings.firestore_project:
         raise Failure(CONFIG, f"RANKINGS_FIRESTORE_PROJECT is not set ({settings.source}): the Firestore "
                               f"{'fetch' if fetch_directory is not None else 'publish'} needs it")
     return Wiring(exports=exports, boards=tuple(boards), fetch_directory=fetch_directory,
