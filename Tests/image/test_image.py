@@ -391,7 +391,7 @@ class Nights(harness.Case):
         tries = [e["message"].split(": /")[0] for e in entries if ": try " in e["message"]]
         self.expect("tries (the platform's retries, not the night's)", tries,
                     ["rankings-night: fetch: try 1 of 1", "rankings-night: aggregate: try 1 of 1",
-                     "rankings-night: publish: try 1 of 1"])
+                     "rankings-night: prove: try 1 of 1", "rankings-night: publish: try 1 of 1"])
 
     def test_2_a_second_night_with_the_volume_reads_only_the_new_votes(self):
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=123000)
