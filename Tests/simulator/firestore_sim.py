@@ -28,9 +28,9 @@ Standalone (a benchmark; stops on SIGINT or SIGTERM; the address on standard out
 
 Routes: /v1/projects/P/databases/D/documents:runQuery, :runAggregationQuery, :commit,
 /documents/PATH (GET, PATCH, DELETE), D:exportDocuments, D/operations/ID, the emulator's
-/emulator/v1/projects/P:export; control: GET /simulator/served, POST /simulator/served/reset,
-GET|POST /simulator/settings, POST /simulator/votes {"votes": [{"id", "joke_id", "rating",
-["device_id", "week_id", "timestamp"]} or {"id", "delete": true}]}.
+/emulator/v1/projects/P:export; control: GET /simulator/served, GET|POST /simulator/settings,
+POST /simulator/votes {"votes": [{"id", "joke_id", "rating", ["device_id", "week_id",
+"timestamp"]} or {"id", "delete": true}]}.
 """
 import argparse
 import collections
@@ -56,7 +56,7 @@ from .export import Exports, pages  # noqa: E402
 from .limits import TIMED_OUT, Settings, check_read_time, count_seconds, fault  # noqa: E402
 from .query import Query, QueryError, unsupported  # noqa: E402
 from .store import Database  # noqa: E402
-from .synthetic import DAY, Votes  # noqa: E402
+from .synthetic import Votes  # noqa: E402
 from .values import Invalid  # noqa: E402
 
 _DATABASE = re.compile(r"projects/([^/]+)/databases/([^/:]+)(.*)", re.S)
@@ -109,10 +109,10 @@ def error(code, status, message):
 
 class FirestoreSimulator:
     def __init__(self, documents=0, seed=1, project="demo", database="(default)", collection="rating_events",
-                 host="127.0.0.1", port=0, genesis=None, end=None, span_days=365.0, export_root=None, **limits):
+                 host="127.0.0.1", port=0, genesis=None, end=None, export_root=None, **limits):
         """documents votes of `seed` in `collection` of projects/`project`/databases/`database`,
         there since `genesis` (microseconds; default: as long before the start as any readTime
-        can reach), stamped over `span_days` up to `end` (microseconds; default: genesis). Every
+        can reach), stamped over a year up to `end` (microseconds; default: genesis). Every
         other keyword is a limits.Settings field."""
         self.settings = Settings(**limits)
         self.started = time.monotonic()
@@ -120,7 +120,7 @@ class FirestoreSimulator:
             reach = max(self.settings.read_time_life, self.settings.pitr_life if self.settings.pitr else 0)
             genesis = (times.now() // times.SECOND - math.ceil(reach) - 60) * times.SECOND
         self.genesis = genesis
-        self.votes = Votes(documents, seed, genesis if end is None else end, round(span_days * DAY))
+        self.votes = Votes(documents, seed, genesis if end is None else end)
         self.project, self.database, self.collection = project, database, collection
         self.db = Database(project, database, self.votes, collection, genesis)
         self.databases = {(project, database): self.db}
@@ -159,10 +159,6 @@ class FirestoreSimulator:
     def address(self):
         return f"{self.host}:{self.port}"
 
-    @property
-    def url(self):
-        return f"http://{self.address}/v1/{self.db.root}"
-
     # -- votes
 
     def commit(self, writes):
@@ -183,13 +179,6 @@ class FirestoreSimulator:
 
     def delete(self, identifier, collection=None):
         return self.commit([(f"{collection or self.collection}/{identifier}", None)])
-
-    def read_time(self):
-        """The server's now as a readTime."""
-        return times.format(self.db.now())
-
-    def get(self, path, read_time=None):
-        return self.db.get(tuple(path.split("/")), self.db.now() if read_time is None else times.parse(read_time))
 
     def documents(self, read_time=None, collection=None):
         """Every document of the collection at read_time (default: now), in name order."""
@@ -371,9 +360,6 @@ class FirestoreSimulator:
     def control(self, method, path, body):
         if path == "/simulator/served" and method == "GET":
             return self.served()
-        if path == "/simulator/served/reset" and method == "POST":
-            self.reset_served()
-            return {}
         if path == "/simulator/settings":
             if method == "POST":
                 try:
@@ -510,7 +496,6 @@ def main(argv=None):
     add("--collection", default="rating_events", help="the votes' top-level collection")
     add("--documents", type=int, default=0, help="synthetic votes (up to 62**5)")
     add("--seed", type=int, default=1, help="the same seed, the same votes")
-    add("--span-days", type=float, default=365.0, help="the votes' timestamps span this many days up to --end")
     add("--end", type=_time, help="the last vote's time (RFC 3339 or Unix seconds; default: --genesis)")
     add("--genesis", type=_time, help="when the votes were written (default: as far back as a readTime reaches)")
     add("--export-root", help="where exports to gs://BUCKET/PATH are written (as DIR/BUCKET/PATH)")
@@ -527,7 +512,7 @@ def main(argv=None):
     args = vars(parser.parse_args(argv))
     limits = {f.name: args.pop(f.name) for f in dataclasses.fields(Settings)}
     target = args.pop("write_ndjson")
-    sim = FirestoreSimulator(args.pop("documents"), args.pop("seed"), span_days=args.pop("span_days"), **args,
+    sim = FirestoreSimulator(args.pop("documents"), args.pop("seed"), **args,
                              **limits)
     if target:
         count = sim.write_ndjson(target, generated=True)

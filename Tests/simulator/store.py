@@ -7,7 +7,7 @@ import json
 import threading
 
 from . import times
-from .values import normalise_fields
+from .values import key, normalise_fields
 
 
 class Version:
@@ -29,6 +29,9 @@ class Database:
         self.clock = 0           # the last commit time
         self.read = 0            # the latest "now" handed out: no later commit may be stamped at or before it
         self.query_cache = {}    # query.py's overlaid documents in a query's order, by query and readTime
+        self.live_cache = {}     # live()'s answers, by collection, readTime and generation
+        self.replaced_cache = None   # (generation, replaced()'s answer)
+        self.base_kinds = {}     # (collection, id) -> the (joke_id, rating) of the synthetic vote it overlays
         self._text_parts = None
 
     # -- time
@@ -118,6 +121,37 @@ class Database:
     def overlay_paths(self, collection):
         """The overlaid top-level documents of a collection, in name order."""
         return [(collection, i) for i in self.ids.get(collection, ())]
+
+    def live(self, collection, read_time):
+        """([(path, version)] of the overlaid documents live at read_time, in name order, and the
+        same by the key of their joke_id), so that a query of one joke_id looks at its own only."""
+        signature = (collection, read_time, self.generation)
+        if signature not in self.live_cache:
+            everything, by_joke = [], {}
+            for path in self.overlay_paths(collection):
+                version = self.version_at(path, read_time)
+                if version is not None and version.fields is not None:
+                    everything.append((path, version))
+                    joke = version.fields.get("joke_id")
+                    by_joke.setdefault(None if joke is None else key(joke), []).append((path, version))
+            if len(self.live_cache) >= 8:
+                self.live_cache.clear()
+            self.live_cache[signature] = everything, by_joke
+        return self.live_cache[signature]
+
+    def replaced(self, collection):
+        """{(joke_id, rating): [(index, the first commit that replaced it)]} of the synthetic
+        votes the overlay replaces (a COUNT by kind takes them out of Votes.kinds()'s)."""
+        if self.replaced_cache is None or self.replaced_cache[0] != (collection, self.generation):
+            found = {}
+            for path in self.overlay_paths(collection):
+                index = self.base_index.get(path)
+                if index is not None:
+                    if path not in self.base_kinds:
+                        self.base_kinds[path] = self.votes.kind(index)
+                    found.setdefault(self.base_kinds[path], []).append((index, self.versions[path][0].commit))
+            self.replaced_cache = (collection, self.generation), found
+        return self.replaced_cache[1]
 
     # -- writing
 

@@ -174,6 +174,31 @@ class Agreement(harness.Case):
             "POST", "/documents:runAggregationQuery",
             {"structuredAggregationQuery": {"structuredQuery": a.query(), "aggregations": [{"count": {}}]}})[2]))
 
+    def test_the_board_proofs_counts(self):
+        """rankings_night.proof's COUNTs: a joke's Hilarious and Horrible votes, with and without
+        the 30-day window, cut by name as a COUNT past its deadline is, and each kind's total; for
+        jokes the writes re-rated, deleted or added votes of, one with none, at readTimes before,
+        between and after the writes (the simulator answers them from its index of kinds)."""
+        from rankings_night.proof import KINDS, kind_filter
+        jokes = sorted({SIM.votes.kind(i)[0] for i in (10, 20, 30, 40, 150)}) + [
+            "re-rated-joke", "new-joke", "late-joke", "x", "no-such-joke"]
+        low, high = self.ids(100, 200)
+        windows = {"": None, ", timestamp >= vote 150's": a.since(times.format(SIM.votes.timestamp(150))),
+                   ", names in [vote 100, vote 200)": a.both(a.name("GREATER_THAN_OR_EQUAL", low),
+                                                             a.name("LESS_THAN", high))}
+        for at in (None, "seeded", "between", "after"):
+            for window, where in windows.items():
+                cases = {f"{kind}{window}": kind_filter(kind, where=where) for kind, _, _ in KINDS}
+                cases.update({f"{joke}'s {kind}{window}": kind_filter(kind, joke, where)
+                              for joke in jokes for kind, _, _ in KINDS})
+                self.agree(f"the proof's COUNTs at {at or 'now'}{window}", lambda side: {
+                    label: a.normalised(side.client.count(a.query(where_), side.at.get(at))[2], side.at.get(at))
+                    for label, where_ in cases.items()})
+        counted = [SIDES[0].client.count(a.query(kind_filter(kind, jokes[0])))[2][0]["result"]["aggregateFields"]
+                   for kind, _, _ in KINDS]
+        self.expect("a joke of the generator's has votes of some kind (agreeing on none proves nothing)",
+                    any(c["documents"]["integerValue"] != "0" for c in counted), True)
+
     def test_refusals(self):
         def now_plus(seconds):
             return lambda side: times.format(times.parse(side.client.now()) + seconds * times.SECOND)

@@ -122,6 +122,50 @@ class Limits(harness.Case):
         self.expect("a COUNT of 100 at 1,000 a second", client.count(in_range)[0], 200)
         self.assertGreaterEqual(time.monotonic() - started, 0.1, "a COUNT of 100 at 1,000 a second takes 0.1 s")
 
+    def test_the_proofs_counts_by_kind_are_the_scans(self):
+        """A COUNT on joke_id and rating alone (the board's proof's) is answered from the votes'
+        index of kinds less the overlay's replacements: the same number as counting each vote,
+        for jokes with votes re-rated away, re-rated to, deleted and added, ratings as a double
+        and as a string, in and out of a window and a name range, before, between and after."""
+        from rankings_night.proof import KINDS, kind_filter
+        from simulator.query import Query
+        sim, _ = self.start(documents=2000, seed=5)
+        votes, db = sim.votes, sim.db
+        kinds = sorted({votes.kind(i) for i in range(votes.n)})
+        jokes = sorted({j for j, _ in kinds})[::12] + ["re-rated-to", "new-joke", "no-such-joke"]
+        at = {"before": db.now()}
+        time.sleep(0.002)
+        writes = [(f"rating_events/{votes.id(i)}", a.vote("re-rated-to", 1 + i % 5, "d", "w", "2026-11-01T00:00:00Z"))
+                  for i in range(0, 2000, 37)]
+        writes += [(f"rating_events/{votes.id(i)}", None) for i in range(5, 2000, 41)]
+        writes += [(f"rating_events/00000-new-{i}", a.vote(jokes[i % len(jokes)], 1 + i % 5, "d", "w",
+                                                           "2026-11-01T00:00:00Z")) for i in range(40)]
+        writes += [("rating_events/00000-double", dict(a.vote(jokes[0], 4, "d", "w", "2026-11-01T00:00:00Z"),
+                                                        rating={"doubleValue": 4.5})),
+                   ("rating_events/00000-string", dict(a.vote(jokes[0], 5, "d", "w", "2026-11-01T00:00:00Z"),
+                                                        rating={"stringValue": "5"}))]
+        sim.commit(writes)
+        at["between"] = db.now()
+        time.sleep(0.002)
+        sim.commit([(f"rating_events/{votes.id(i)}", a.vote(jokes[1], 5, "d", "w", "2026-11-02T00:00:00Z"))
+                    for i in range(0, 2000, 37)[::2]] + [("rating_events/00000-new-3", None)])
+        at["after"] = db.now()
+        root = f"{db.root}/rating_events"
+        windows = [None, a.since(times.format(votes.timestamp(700))),
+                   a.both(a.name("GREATER_THAN_OR_EQUAL", f"{root}/{votes.id(300)}"),
+                          a.name("LESS_THAN", f"{root}/{votes.id(1500)}"))]
+        compared = 0
+        for label, read_time in at.items():
+            for where in windows:
+                for joke in [None] + jokes:
+                    for kind, _, _ in KINDS:
+                        query = Query(a.query(kind_filter(kind, joke, where)), db.root)
+                        indexed, scanned = query.count(db, read_time), query.count(db, read_time, scan=True)
+                        self.expect(f"{joke}'s {kind} in {where} at {label}", indexed, scanned)
+                        compared += scanned
+        self.expect("the answers count votes", compared > 10_000, True)
+        self.expect("the index of kinds was made", votes._kinds is not None, True)
+
     def test_a_stream_pages_at_its_rate(self):
         sim, client = self.start(stream_rate=100)
         started = time.monotonic()
