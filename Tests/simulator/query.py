@@ -228,9 +228,9 @@ class Query:
         cache = db.query_cache
         if signature not in cache:
             found = []
-            everything, by_joke = db.live(self.collection, read_time)
+            live = db.live(self.collection, read_time)
             joke = next((want for path, op, want in self.filters if path == "joke_id" and op == "EQUAL"), None)
-            for path, version in everything if joke is None else by_joke.get(joke, ()):
+            for path, version in [d for group in live.values() for d in group] if joke is None else live.get(joke, ()):
                 name = db.name(path)
                 order_key = self.order_key(name, version.fields)
                 if order_key is not None and self.matches(name, version.fields):

@@ -123,20 +123,19 @@ class Database:
         return [(collection, i) for i in self.ids.get(collection, ())]
 
     def live(self, collection, read_time):
-        """([(path, version)] of the overlaid documents live at read_time, in name order, and the
-        same by the key of their joke_id), so that a query of one joke_id looks at its own only."""
+        """{key of joke_id (None: none): [(path, version)]} of the overlaid documents live at
+        read_time, so that a query of one joke_id looks at that joke's only."""
         signature = (collection, read_time, self.generation)
         if signature not in self.live_cache:
-            everything, by_joke = [], {}
+            by_joke = {}
             for path in self.overlay_paths(collection):
                 version = self.version_at(path, read_time)
                 if version is not None and version.fields is not None:
-                    everything.append((path, version))
                     joke = version.fields.get("joke_id")
                     by_joke.setdefault(None if joke is None else key(joke), []).append((path, version))
             if len(self.live_cache) >= 8:
                 self.live_cache.clear()
-            self.live_cache[signature] = everything, by_joke
+            self.live_cache[signature] = by_joke
         return self.live_cache[signature]
 
     def replaced(self, collection):
