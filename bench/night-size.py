@@ -1,18 +1,34 @@
 """What a night costs at size, against the Firestore simulator (Tests/simulator) run as a process
-of its own at a per-stream rate like production's: full nights at each collection size and each
-number of streams (wall time, documents read, the fetch's peak memory: all its processes), an incremental night after
-1 % of the votes changed, the merge alone, and the job on the snapshot.
+of its own at a per-stream rate like production's:
 
-    bench/night-size.sh [--documents 1000000,10000000] [--streams 1,4,8,16] [--rate 4000]
+- full nights at each collection size and each number of streams (wall time, documents read,
+  the fetch's peak memory: all its processes);
+- incremental nights after 1 % of the votes changed, one after another on the first full night,
+  `--kept-nights` of them (default 7): wall time of the fetch, documents read, peak memory and
+  the bytes each wrote, three ways: the night record's `bytes_written` (when the fetch keeps
+  one), the fetch's write I/O (its process tree's write_bytes, from GNU time's file system
+  outputs) and the files of the new night folder that no other night holds (an inode counted
+  once); the second of them is a whole night (`rankings-night run`: fetch, job, proof against
+  the simulator's COUNTs; no publish, see below) unless `--no-whole-night`;
+  Every night after the first also reads the changes of the nights before it: they are
+  minutes apart, all within the incremental query's 48 h margin (production's nights are a day
+  apart, so it reads about two nights' changes). The first incremental night is the one of 1 %;
+- the disk the kept nights hold (distinct inodes under the fetch's folder) against one snapshot;
+- the merge alone (while the fetch still merges) and the job on the last snapshot.
+
+    bench/night-size.sh [--binary PATH] [--documents 1000000,10000000] [--streams 1,4,8,16]
+                        [--skip-one-stream] [--rate 4000] [--kept-nights 7] [--changed 1]
+                        [--no-whole-night]
 
 Prints a Markdown table per size. The fetch's deadline is raised so that one stream is measured
 to its end rather than refused (at 10 M one stream needs about 42 min at 4,000 a second).
+The whole night publishes nothing: the publish commits with a precondition (currentDocument),
+which the simulator does not model, so RANKINGS_PUBLISH is empty.
 """
 import argparse
 import hashlib
 import json
 import os
-import random
 import resource
 import shutil
 import socket
@@ -25,12 +41,15 @@ import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
-sys.path.insert(0, os.path.join(root, "jobs", "night"))
+sys.path[:0] = [os.path.join(root, "jobs", "night"), os.path.join(root, "Tests")]
 from rankings_night import snapshot  # noqa: E402
+from simulator.synthetic import Votes  # noqa: E402
 
 FETCH = os.path.join(root, "jobs", "night", "rankings-fetch-firestore")
+NIGHT = os.path.join(root, "jobs", "night", "rankings-night")
 # The generator's votes, fixed so that the benchmark can make them again for the board's check.
-VOTES = ["--seed", "1", "--end", "2026-11-01T00:00:00Z", "--genesis", "2026-11-02T00:00:00Z"]
+SEED, END, GENESIS = 1, "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"
+VOTES = ["--seed", str(SEED), "--end", END, "--genesis", GENESIS]
 SIMULATOR = os.path.join(root, "Tests", "simulator", "firestore_sim.py")
 
 
@@ -40,14 +59,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+class Ran:
+    """A child run to its end: wall seconds, peak memory in MiB, bytes it caused to be written to
+    storage, standard error."""
+
+    def __init__(self, seconds, memory, written, err):
+        self.seconds, self.memory, self.written, self.err = seconds, memory, written, err
+        self.proof = None
+
+
 def run(argv, env=None):
-    """(seconds, peak memory in MiB, stderr) of a child run to its end. The fetch's streams are
-    processes of its own, forked (sharing its pages until written): its memory is the sum of
-    its processes' proportional set sizes, sampled twice a second, or GNU time's maximum
-    resident set when that is more (a run shorter than a sample). Not the child's own ru_maxrss:
-    Linux starts it at this process's size, which it was forked from."""
+    """The child's Ran. The fetch's streams are processes of its own, forked (sharing its pages
+    until written): its memory is the sum of its processes' proportional set sizes, sampled
+    twice a second, or GNU time's maximum resident set when that is more (a run shorter than a
+    sample). Not the child's own ru_maxrss: Linux starts it at this process's size, which it was
+    forked from. Its writes: GNU time's file system outputs (ru_oublock, write_bytes / 512 of the
+    child and every child it reaped), counted when a page is dirtied, so before writeback."""
     started = time.monotonic()
-    argv = ["/usr/bin/time", "-f", "maxrss %M", *argv]
+    argv = ["/usr/bin/time", "-f", "maxrss %M outputs %O", *argv]
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak, ended = [0], threading.Event()
 
@@ -62,10 +91,11 @@ def run(argv, env=None):
     sampler.join()
     status = child.wait()
     seconds = time.monotonic() - started
-    err, _, maxrss = err.rstrip("\n").rpartition("\n")
+    err, _, last = err.rstrip("\n").rpartition("\n")
     if status != 0:
-        sys.exit(f"{argv[3]}: exit {status}: {err.strip()[-2000:]}")
-    return seconds, max(peak[0], int(maxrss.split()[1])) / 1024, err
+        sys.exit(f"{argv[3]}: exit {status}: {err.strip()[-3000:]}")
+    words = last.split()
+    return Ran(seconds, max(peak[0], int(words[1])) / 1024, int(words[3]) * 512, err)
 
 
 def tree_pss(root):
@@ -95,95 +125,201 @@ def record(directory):
         return json.load(f)
 
 
+def files_of(folder):
+    """{(device, inode): stat} of the regular files under folder (links not followed)."""
+    found = {}
+    for where, _, names in os.walk(folder):
+        for name in names:
+            info = os.lstat(os.path.join(where, name))
+            if os.path.isfile(os.path.join(where, name)) and not os.path.islink(os.path.join(where, name)):
+                found[(info.st_dev, info.st_ino)] = info
+    return found
+
+
+def new_bytes(directory):
+    """Bytes of the files of DIR/current that no other night folder under DIR holds (its own)."""
+    night = os.path.realpath(os.path.join(directory, "current"))
+    others = {}
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path) and os.path.realpath(path) != night:
+            others.update(files_of(path))
+    return sum(info.st_size for inode, info in files_of(night).items() if inode not in others)
+
+
+def disk(directory):
+    """(bytes, allocated bytes, night folders) of DIR: each inode once."""
+    inodes = files_of(directory)
+    nights = sum(1 for n in os.listdir(directory) if os.path.isdir(os.path.join(directory, n))
+                 and not os.path.islink(os.path.join(directory, n)))
+    return sum(i.st_size for i in inodes.values()), sum(i.st_blocks * 512 for i in inodes.values()), nights
+
+
+def change(port, votes, documents, number, share):
+    """`share` % of the votes changed, stamped now: half new votes, half re-ratings of the
+    generator's votes (others each night). Returns how many."""
+    changed = max(round(documents * share / 100), 2)
+    new = [{"id": f"zz-new-{number:02d}-{i:09d}", "joke_id": f"joke-{(i * 7919 + number) % 500}",
+            "rating": 1 + (i + number) % 5} for i in range(changed // 2)]
+    every = max(documents // (changed - len(new)), 1)
+    rerated = [{"id": votes.id(i), "joke_id": "joke-re-rated", "rating": 1 + number % 5}
+               for i in range(number % every, documents, every)][:changed - len(new)]
+    for batch in (new, rerated):
+        for start in range(0, len(batch), 5000):
+            post(port, batch[start:start + 5000])
+    return len(new) + len(rerated)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("rankings")
     parser.add_argument("--documents", default="1000000,10000000")
     parser.add_argument("--streams", default="1,4,8,16")
+    parser.add_argument("--skip-one-stream", action="store_true", help="leave out the 1-stream full night")
     parser.add_argument("--rate", type=float, default=4000)
+    parser.add_argument("--kept-nights", type=int, default=7, help="incremental nights after the full one")
+    parser.add_argument("--changed", type=float, default=1.0, help="percent of the votes changed before each")
+    parser.add_argument("--no-whole-night", action="store_true",
+                        help="every incremental night a fetch alone (else the second is `rankings-night run`)")
     options = parser.parse_args()
+    streams_list = [int(s) for s in options.streams.split(",") if not (options.skip_one_stream and s.strip() == "1")]
+    if not streams_list:
+        sys.exit("night-size: no stream count left to measure a full night with")
     work = tempfile.mkdtemp(prefix="rankings-night-size.", dir=os.environ.get("TMPDIR", "/var/tmp"))
     try:
         for documents in (int(n) for n in options.documents.split(",")):
-            port = free_port()
-            sim = subprocess.Popen([sys.executable, SIMULATOR, "--port", str(port), "--documents", str(documents),
-                                    *VOTES, "--stream-rate", str(options.rate)],
-                                   stdout=subprocess.PIPE, text=True)
-            sim.stdout.readline()
-            env = {"PATH": os.environ["PATH"], "RANKINGS_FIRESTORE_PROJECT": "demo",
-                   "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{port}", "RANKINGS_BIN": options.rankings,
-                   "RANKINGS_FIRESTORE_DEADLINE_SECONDS": "14400", "RANKINGS_FIRESTORE_INCREMENTAL": "no"}
-            rows = []
-            digests = set()
-            chain = None
-            try:
-                for streams in (int(s) for s in options.streams.split(",")):
-                    directory = os.path.join(work, f"full-{documents}-{streams}")
-                    seconds, memory, _ = run([FETCH, directory], dict(env, RANKINGS_FIRESTORE_STREAMS=str(streams)))
-                    night = record(directory)
-                    digests.add(night["snapshot_sha256"])
-                    rows.append((f"full, {streams} stream{'s' if streams > 1 else ''} ({night['streams']} ranges)",
-                                 night["documents_read"], seconds, memory))
-                    print(f"# {documents}: {rows[-1]}", file=sys.stderr, flush=True)
-                    if chain:
-                        shutil.rmtree(directory)
-                    else:
-                        chain = directory
-                        same = board_is_the_generators(options.rankings, directory, documents, work)
-                        print(f"# {documents}: the board is the one of the generator's own votes: {same}",
-                              file=sys.stderr, flush=True)
-                # 1 % changed: half new votes, half re-ratings, stamped now.
-                changed, rng = documents // 100, random.Random(3)
-                votes = [{"id": f"zz-new-{i:09d}", "joke_id": f"joke-{rng.randrange(500)}", "rating": rng.randint(1, 5)}
-                         for i in range(changed // 2)]
-                for start in range(0, len(votes), 5000):
-                    post(port, votes[start:start + 5000])
-                rerated = [{"id": json.loads(line)["name"].rsplit("/", 1)[1], "joke_id": "joke-re-rated", "rating": 1}
-                           for line in take(os.path.join(chain, "current", snapshot.SNAPSHOT), changed - len(votes), rng, documents)]
-                for start in range(0, len(rerated), 5000):
-                    post(port, rerated[start:start + 5000])
-                previous = os.path.realpath(os.path.join(chain, "current"))
-                seconds, memory, _ = run([FETCH, chain], dict(env, RANKINGS_FIRESTORE_INCREMENTAL="yes"))
-                night = record(chain)
-                assert night["mode"] == "incremental", night
-                rows.append((f"incremental after 1 % changed ({changed} votes)", night["documents_read"], seconds, memory))
-                # The merge alone, in this process: the previous snapshot and tonight's answer.
-                answer = {}
-                with open(os.path.join(chain, "current", snapshot.SNAPSHOT), "rb") as lines:
-                    for line in lines:
-                        if b"zz-new-" in line or b"joke-re-rated" in line:
-                            answer[snapshot.line_name(line)] = line
-                started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                out = snapshot.Writer(os.path.join(work, "merged.ndjson"))
-                with open(os.path.join(previous, snapshot.SNAPSHOT), "rb") as f:
-                    digest = hashlib.sha256()
-                    lines = 0
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        digest.update(chunk)
-                        lines += chunk.count(b"\n")
-                snapshot.merge(os.path.join(previous, snapshot.SNAPSHOT), (lines, digest.hexdigest()), answer, out)
-                out.close()
-                rows.append((f"the merge alone ({len(answer)} documents into {lines})", 0, time.monotonic() - started,
-                             max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, before) / 1024))
-                os.unlink(out.path)
-                seconds, memory, _ = run([options.rankings, "aggregate", "--quiet", "--threads", "2", "--output",
-                                          os.path.join(work, "all_time.json"), os.path.join(chain, "current")])
-                rows.append(("the job on the snapshot (`rankings aggregate`, 2 threads)", 0, seconds, memory))
-            finally:
-                sim.terminate()
-                sim.wait()
-            size = os.path.getsize(os.path.join(chain, "current", snapshot.SNAPSHOT))
-            print(f"\n### {documents:,} votes ({size / 2**30:.2f} GiB snapshot), {options.rate:g} documents/s per stream\n")
-            print(f"Every full night's snapshot the same bytes: {'yes' if len(digests) == 1 else 'NO'}; the board the "
-                  f"one `rankings aggregate` makes of the generator's own votes: {'yes' if same else 'NO'}.\n")
-            print("| night | documents read | wall s | peak memory MiB (all processes) |")
-            print("| --- | ---: | ---: | ---: |")
-            for label, read, seconds, memory in rows:
-                print(f"| {label} | {read:,} | {seconds:.1f} | {memory:.0f} |")
-            sys.stdout.flush()
-            shutil.rmtree(chain)
+            measure(options, documents, streams_list, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(options, documents, streams_list, work):
+    port = free_port()
+    sim = subprocess.Popen([sys.executable, SIMULATOR, "--port", str(port), "--documents", str(documents),
+                            *VOTES, "--stream-rate", str(options.rate)], stdout=subprocess.PIPE, text=True)
+    sim.stdout.readline()
+    env = {"PATH": os.environ["PATH"], "RANKINGS_FIRESTORE_PROJECT": "demo",
+           "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{port}", "RANKINGS_BIN": options.rankings,
+           "RANKINGS_FIRESTORE_DEADLINE_SECONDS": "14400", "RANKINGS_FIRESTORE_INCREMENTAL": "no"}
+    votes = Votes(documents, SEED)
+    rows, nights, notes = [], [], []
+    digests, chain, same = set(), None, None
+    try:
+        for streams in streams_list:
+            directory = os.path.join(work, f"full-{documents}-{streams}")
+            ran = run([FETCH, directory], dict(env, RANKINGS_FIRESTORE_STREAMS=str(streams)))
+            night = record(directory)
+            digests.add(night.get("snapshot_sha256") or json.dumps(night.get("layers")))
+            rows.append((f"full, {streams} stream{'s' if streams > 1 else ''} ({night['streams']} ranges)",
+                         night["documents_read"], ran.seconds, ran.memory))
+            say(f"{documents}: {rows[-1]}")
+            if chain:
+                shutil.rmtree(directory)
+            else:
+                chain = directory
+                snapshot_bytes = os.path.getsize(os.path.join(directory, "current", snapshot.SNAPSHOT))
+                same = board_is_the_generators(options.rankings, directory, documents, work)
+                say(f"{documents}: the board is the one of the generator's own votes: {same}")
+        streams = streams_list[0]
+        for number in range(1, options.kept_nights + 1):
+            changed = change(port, votes, documents, number, options.changed)
+            whole = number == 2 and not options.no_whole_night
+            before = os.path.realpath(os.path.join(chain, "current"))
+            if whole:
+                ran = whole_night(options, env, chain, work, streams)
+                notes.append(f"night {number} is `rankings-night run` (fetch, job, proof; no publish): "
+                             f"{ran.proof or 'no proof line in its log'}")
+            else:
+                ran = run([FETCH, chain], dict(env, RANKINGS_FIRESTORE_INCREMENTAL="yes",
+                                               RANKINGS_FIRESTORE_STREAMS=str(streams)))
+            night = record(chain)
+            if night["mode"] != "incremental":
+                sys.exit(f"night-size: night {number} was {night['mode']} ({night.get('full_reason')}), "
+                         "not incremental")
+            written = night.get("bytes_written")
+            nights.append((f"{number}{' (whole night)' if whole else ''}: {changed:,} changed",
+                           night["documents_read"], ran.seconds, ran.memory,
+                           "n/a" if written is None else f"{written:,}", ran.written, new_bytes(chain),
+                           len(night.get("layers") or [None])))
+            say(f"{documents}: incremental {nights[-1]}")
+            if number == 1:
+                merge_row = merge_alone(before, chain, night, work)
+                if merge_row:
+                    rows.append(merge_row)
+        ran = run([options.rankings, "aggregate", "--quiet", "--threads", "2", "--output",
+                   os.path.join(work, "all_time.json"), os.path.join(chain, "current")])
+        rows.append(("the job on the last snapshot (`rankings aggregate`, 2 threads)", 0, ran.seconds, ran.memory))
+        kept = disk(chain)
+    finally:
+        sim.terminate()
+        sim.wait()
+    print(f"\n### {documents:,} votes ({snapshot_bytes / 2**30:.2f} GiB snapshot), {options.rate:g} documents/s "
+          "per stream\n")
+    print(f"Every full night's snapshot the same bytes: {'yes' if len(digests) == 1 else 'NO'}; the board the "
+          f"one `rankings aggregate` makes of the generator's own votes: {'yes' if same else 'NO'}.\n")
+    print("| night | documents read | wall s | peak memory MiB (all processes) |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, read, seconds, memory in rows:
+        print(f"| {label} | {read:,} | {seconds:.1f} | {memory:.0f} |")
+    if nights:
+        print(f"\nIncremental nights on the first full night, {options.changed:g} % of the votes changed before "
+              f"each, {streams_list[0]} stream(s):\n")
+        print("| incremental night | documents read | wall s | peak memory MiB | bytes_written (record) | "
+              "write I/O bytes (process tree) | new files' bytes (inodes no other night holds) | layers |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for label, read, seconds, memory, recorded, io, files, layers in nights:
+            print(f"| {label} | {read:,} | {seconds:.1f} | {memory:.0f} | {recorded} | {io:,} | {files:,} | {layers} |")
+        size, allocated, folders = kept
+        print(f"\nThe fetch's folder after {len(nights)} incremental nights holds {folders} night folders: "
+              f"{size:,} bytes in distinct inodes ({allocated:,} allocated), {size / snapshot_bytes:.2f}x one "
+              f"snapshot ({snapshot_bytes:,} bytes, the full night's).")
+        for note in notes:
+            print(f"\n{note}")
+    sys.stdout.flush()
+    shutil.rmtree(chain)
+
+
+def whole_night(options, env, chain, work, streams):
+    """`rankings-night run --environment`: the shipped fetch into chain (incremental), the job,
+    the board's proof against the simulator; nothing published. Its Ran, with .proof the log's
+    proof line."""
+    output = os.path.join(work, "night-board", "all_time.json")
+    os.makedirs(os.path.dirname(output), exist_ok=True)
+    ran = run([NIGHT, "run", "--environment"], dict(
+        env, RANKINGS_FIRESTORE_INCREMENTAL="yes", RANKINGS_FIRESTORE_STREAMS=str(streams),
+        RANKINGS_OUTPUT=output, RANKINGS_FETCH=f"{FETCH} {chain}", RANKINGS_PUBLISH="",
+        RANKINGS_RETRIES="0", RANKINGS_BOARD_PROOF="required", RANKINGS_FETCH_TIMEOUT_SECONDS="14400"))
+    lines = [line.split("proof: ", 1)[1] for line in ran.err.splitlines() if "proof: " in line]
+    ran.proof = lines[-1] if lines else None
+    return ran
+
+
+def merge_alone(previous, chain, night, work):
+    """The merge of the night before with tonight's answer, in this process, while the fetch
+    merges (a night without layers); None once it does not."""
+    if night.get("layers") or not hasattr(snapshot, "merge"):
+        return None
+    answer = {}
+    with open(os.path.join(chain, "current", snapshot.SNAPSHOT), "rb") as lines:
+        for line in lines:
+            if b"zz-new-" in line or b"joke-re-rated" in line:
+                answer[snapshot.line_name(line)] = line
+    started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = snapshot.Writer(os.path.join(work, "merged.ndjson"))
+    with open(os.path.join(previous, snapshot.SNAPSHOT), "rb") as f:
+        digest, lines = hashlib.sha256(), 0
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            lines += chunk.count(b"\n")
+    snapshot.merge(os.path.join(previous, snapshot.SNAPSHOT), (lines, digest.hexdigest()), answer, out)
+    out.close()
+    os.unlink(out.path)
+    return (f"the merge alone ({len(answer)} documents into {lines})", 0, time.monotonic() - started,
+            max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, before) / 1024)
+
+
+def say(text):
+    print(f"# {text}", file=sys.stderr, flush=True)
 
 
 def board_is_the_generators(rankings, directory, documents, work):
@@ -196,17 +332,6 @@ def board_is_the_generators(rankings, directory, documents, work):
                                       source], check=True, stdout=subprocess.PIPE).stdout)
     os.unlink(truth)
     return boards[0] == boards[1]
-
-
-def take(path, count, rng, total):
-    """About `count` lines of the snapshot at path, spread over it."""
-    every = max(total // max(count, 1), 1)
-    taken = []
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines):
-            if number % every == 0 and len(taken) < count:
-                taken.append(line)
-    return taken
 
 
 def post(port, votes):
