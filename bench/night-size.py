@@ -210,7 +210,7 @@ def measure(options, documents, streams_list, work):
             ran = run([FETCH, directory], dict(env, RANKINGS_FIRESTORE_STREAMS=str(streams)))
             night = record(directory)
             digests.add(night.get("snapshot_sha256") or json.dumps(night.get("layers")))
-            rows.append((f"full, {streams} stream{'s' if streams > 1 else ''} ({night['streams']} ranges)",
+            rows.append((f"full, {streams} stream{'s' if streams > 1 else ''} ({night.get('streams', '?')} ranges)",
                          night["documents_read"], ran.seconds, ran.memory))
             say(f"{documents}: {rows[-1]}")
             if chain:
@@ -311,8 +311,12 @@ def merge_alone(previous, chain, night, work):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
             lines += chunk.count(b"\n")
-    snapshot.merge(os.path.join(previous, snapshot.SNAPSHOT), (lines, digest.hexdigest()), answer, out)
-    out.close()
+    try:
+        snapshot.merge(os.path.join(previous, snapshot.SNAPSHOT), (lines, digest.hexdigest()), answer, out)
+    except TypeError:
+        return None     # a merge of another form: not today's
+    finally:
+        out.close()
     os.unlink(out.path)
     return (f"the merge alone ({len(answer)} documents into {lines})", 0, time.monotonic() - started,
             max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, before) / 1024)
