@@ -83,7 +83,7 @@ def verify(folder, layers):
         except OSError as error:
             raise Damaged(f"{path}: {error.strerror or error}") from None
         if (lines, digest) != (layer["lines"], layer["sha256"]) or (layer["bytes"] not in (None, size)):
-            raise Damaged(f"{path} is not the file its record describes ({lines} lines, {size} bytes, SHA-256 "
+            raise Damaged(f"{path} is not the snapshot its record describes ({lines} lines, {size} bytes, SHA-256 "
                           f"{digest[:12]}…; recorded {layer['lines']}, {layer['bytes']}, {layer['sha256'][:12]}…)")
         out.append(dict(layer, bytes=size))
     return out
