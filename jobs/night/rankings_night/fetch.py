@@ -1,14 +1,16 @@
 """rankings-fetch-firestore DIR: tonight's snapshot of Firestore's top-level rating_events in a new
 night under DIR, proven whole, then DIR/current switched to it (folders.py). What the night reads
 is plan.py's: everything; or what changed since the last night, as the next layer over its
-snapshot (layers.py); or a window. Every plan ends proven: the documents written are as many as Firestore counts at the
-night's readTime, and an incremental night that cannot be proven so becomes a full read."""
+snapshot (layers.py); or a window. Every plan ends proven: the documents written are as many as
+Firestore counts at the night's readTime, and an incremental night that cannot be proven so
+becomes a full read."""
 import os
 import sys
 import threading
 import time
 
-from . import auth, layers as layering, metrics, parallel, plan as plans, ranges, record as records, settings as setting
+from . import auth, layers as layering, metrics, parallel, plan as plans, ranges, record as records
+from . import settings as setting
 from .export import fetch_export
 from .firestore import Firestore, Query, count, now
 from .folders import Run
@@ -288,7 +290,8 @@ class Fetch:
         since = format_time(watermark)
         documents, new = self.proven_documents(created, whole, query.read_time, since)
         names = sorted(changed)
-        why = layering.compaction(before, sum(len(changed[n]) for n in names), [n for n in names if layering.needs_escape(n)])
+        escaped = [n for n in names if layering.needs_escape(n)]
+        why = layering.compaction(before, sum(len(changed[n]) for n in names), escaped)
         if why is None:
             layers = self.link(before)
             if names:   # a night of no changes is its links alone

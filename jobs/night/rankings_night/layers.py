@@ -19,7 +19,6 @@ from . import files
 from .snapshot import SNAPSHOT, Damaged, sorted_lines
 
 CHANGES = re.compile(r"^rating_events\.changes-(\d{6})\.ndjson$")
-MOST_CHANGE_FILES = 999_999
 CHUNK = 8 << 20     # hashlib lets go of the GIL over big buffers: the check runs beside the query
 
 
