@@ -192,7 +192,7 @@ class Damage(LayerCase):
 
         rows = [  # (what, file, damage, words)
             ("a byte flipped in the change file", CHANGES_1, flip, f"{CHANGES_1} is not the snapshot its record describes"),
-            ("the change file cut short", CHANGES_1, cut, f"{CHANGES_1} holds"),
+            ("the change file cut short", CHANGES_1, cut, f"{CHANGES_1} is not the snapshot its record describes ("),
             ("the change file missing", CHANGES_1, os.unlink, f"{CHANGES_1}: No such file or directory"),
             ("a byte flipped in the base", BASE, flip, f"{BASE} is not the snapshot its record describes"),
             ("the base missing", BASE, os.unlink, "the previous night has no rating_events.ndjson"),

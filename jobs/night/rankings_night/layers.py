@@ -77,7 +77,8 @@ def verify(folder, layers):
         try:
             size = os.stat(path).st_size
             if layer["bytes"] is not None and size != layer["bytes"]:
-                raise Damaged(f"{path} holds {size} bytes, its record says {layer['bytes']}")
+                raise Damaged(f"{path} is not the snapshot its record describes ({size} bytes, recorded "
+                              f"{layer['bytes']})")
             lines, size, digest = measure(path)
         except OSError as error:
             raise Damaged(f"{path}: {error.strerror or error}") from None

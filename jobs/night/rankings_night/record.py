@@ -33,7 +33,7 @@ def check(record, now_ns):
     if not isinstance(record, dict):
         raise Damaged("not a JSON object")
     if record.get("format") not in READ:
-        raise Damaged(f"format {record.get('format')!r}, not {FORMAT} (a night of an earlier version)")
+        raise Damaged(f"format {record.get('format')!r}, not 2 or {FORMAT} (a night of an earlier version)")
     for key in ("method", "mode", "project", "database", "collection"):
         if not isinstance(record.get(key), str):
             raise Damaged(f"{key} is {record.get(key)!r}, not a string")
