@@ -19,6 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+sys.path.insert(0, os.path.join(harness.ROOT, "Tests", "night"))
+import layered  # noqa: E402 (the tests' own reader of a night's layers)
 
 HOOKS = os.environ.get("TEST_HOOKS") or harness.NIGHT
 RANKINGS = os.environ.get("TEST_RANKINGS") or os.path.join(harness.ROOT, ".build", "debug", "rankings")
@@ -57,9 +59,9 @@ def record(directory):
 
 
 def names(folder):
-    """The documents of a night's snapshot, by their paths below .../documents/."""
-    with open(os.path.join(folder, "rating_events.ndjson"), encoding="utf-8") as lines:
-        return [json.loads(line)["name"].split("/documents/", 1)[1] for line in lines]
+    """The documents of a night's snapshot (its layers, the later winning: Tests/night/layered.py),
+    by their paths below .../documents/."""
+    return [d["name"].split("/documents/", 1)[1] for d in layered.documents(folder)]
 
 
 def document(source, computed_at, *flags):

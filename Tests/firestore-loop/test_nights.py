@@ -99,6 +99,12 @@ class Nights(harness.Case):
             self.assertGreaterEqual(record["documents_read"], record["snapshot_documents"], "a full night read less")
         # COUNT holds every night to the collection's size, the blind spot's too.
         self.expect("documents in the snapshot", record["snapshot_documents"], len(self.collection))
+        current = os.path.join(self.chain, "current")
+        self.expect("current's files as its record says", support.layered.problems(current), [])
+        if expect_mode == "incremental" and not record.get("compacted"):
+            self.expect("tonight wrote its change file alone", record["bytes_written"],
+                        os.path.getsize(os.path.join(current, record["layers"][-1]["file"]))
+                        if len(record["layers"]) > len(self.history[-2].get("layers", [])) else 0)
         at = support.stamp()
         theirs = support.document(support.written(PROJECT, self.collection, os.path.join(work, "written")), at)
         mine = support.document(os.path.join(self.chain, "current"), at)
@@ -125,6 +131,8 @@ class Nights(harness.Case):
             self.expect(f"{streams} streams: each once", len(set(returned)), VOTES)
             record = support.record(directory)
             self.assertGreaterEqual(record["streams"], 1 if streams == 1 else 6, "ranges read")
+            self.expect(f"{streams} streams: a full read's one file", [l["file"] for l in record["layers"]],
+                        ["rating_events.ndjson"])
             with open(os.path.join(directory, "current", "rating_events.ndjson"), "rb") as f:
                 snapshots[streams] = f.read()
             snapshots[f"board {streams}"] = support.document(os.path.join(directory, "current"), "2026-11-27T05:00:00Z")

@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import layered  # noqa: E402
 from fake_firestore import Fault, FakeFirestore  # noqa: E402
 from rankings_night import fetch, settings  # noqa: E402
 from rankings_night.snapshot import format_time, parse_time  # noqa: E402
@@ -82,8 +83,7 @@ class FetchCase(harness.Case):
             return json.load(text)
 
     def snapshot(self):
-        with open(os.path.join(self.dir, "current", "rating_events.ndjson")) as lines:
-            return [json.loads(line) for line in lines]
+        return layered.documents(os.path.join(self.dir, "current"))
 
     def expect_whole(self, fake):
         """current holds the collection as the fake holds it at the night's readTime, in order."""

@@ -146,6 +146,22 @@ class Night(harness.Case):
                     [("WARNING", f"{night}/rating_events.ndjson:2: invalid record: rating is not a number "
                                  "(Firestore document rating_events/bad1)")])
 
+    def test_a_bad_line_of_a_change_file_is_named_by_its_firestore_document(self):
+        night = os.path.join(self.state, "exports", "night1")
+        changes = "rating_events.changes-000002.ndjson"
+        with open(os.path.join(night, changes), "w") as out:
+            for name in ("b1", "b2", "bad2"):
+                out.write(json.dumps({"name": f"projects/p/databases/(default)/documents/rating_events/{name}",
+                                      "fields": {}}) + "\n")
+        with open(os.path.join(self.bin, "say.rankings"), "w") as out:
+            out.write(f"{night}/{changes}:3: invalid record: rating is not a number\n")
+        self.configure(RANKINGS_LOG_FORMAT="json")
+        done = self.night()
+        self.expect_exit(done, 0)
+        said = [json.loads(line)["message"] for line in done.stderr.splitlines() if "invalid record" in line]
+        self.expect("the line, with its document", said, [f"{night}/{changes}:3: invalid record: rating is not a "
+                                                          "number (Firestore document rating_events/bad2)"])
+
     def test_the_job_runs_without_the_network(self):
         self.configure()
         self.expect_exit(self.night(), 0)

@@ -7,7 +7,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import plan, ranges, record, settings  # noqa: E402
+from rankings_night import layers, plan, ranges, record, settings  # noqa: E402
 from rankings_night.snapshot import Damaged, parse_time  # noqa: E402
 
 NOW = parse_time("2026-11-27T05:00:00Z")
@@ -19,12 +19,23 @@ def configured(**more):
 
 
 def night(**changes):
-    base = {"format": 2, "method": "rest", "mode": "incremental", "project": "jokes", "database": "(default)",
+    base = {"format": 3, "method": "rest", "mode": "incremental", "project": "jokes", "database": "(default)",
             "collection": "rating_events", "read_time": "2026-11-26T05:00:00.000001Z",
             "last_full_read_time": "2026-11-23T05:00:00Z", "documents_read": 12, "snapshot_documents": 5000,
-            "drift_documents": 0, "snapshot_sha256": "a" * 64}
+            "drift_documents": 0, "bytes_written": 4000,
+            "layers": [{"file": "rating_events.ndjson", "lines": 4990, "bytes": 2000000, "sha256": "a" * 64},
+                       {"file": "rating_events.changes-000001.ndjson", "lines": 12, "bytes": 4000, "sha256": "b" * 64}]}
     base.update(changes)
     return base
+
+
+LAYERS = night()["layers"]
+
+
+def format2(**changes):
+    """A record as the version before layers wrote it: one snapshot and its digest."""
+    old = {k: v for k, v in night().items() if k not in ("layers", "bytes_written")}
+    return dict(old, format=2, snapshot_sha256="a" * 64) | changes
 
 
 class Plans(harness.Case):
@@ -185,6 +196,14 @@ class Records(harness.Case):
             record.write(folder, night())
             self.expect("mode", record.read(folder, NOW)["mode"], "incremental")
 
+    def test_a_format_2_record_reads_as_one_layer(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, ".night.json"), "w") as out:
+                json.dump(format2(), out)
+            read = record.read(folder, NOW)
+            self.expect("one layer", layers.of(read), [{"file": "rating_events.ndjson", "lines": 5000, "bytes": None,
+                                                        "sha256": "a" * 64}])
+
     def test_firestores_times_minutes_ahead_of_this_clock_are_not_damage(self):
         # A machine's clock 5 or 10 minutes behind Firestore's made every record "in the future".
         with tempfile.TemporaryDirectory() as folder:
@@ -207,7 +226,19 @@ class Records(harness.Case):
             (json.dumps(night(read_time="2099-01-01T00:00:00Z")), "is in the future: over a day ahead"),
             (json.dumps(night(read_time="2026-11-28T05:00:01Z")), "is in the future: over a day ahead"),
             (json.dumps(night(last_full_read_time="2026-11-26T06:00:00Z")), "after read_time"),
-            (json.dumps(night(snapshot_sha256="abc")), "snapshot_sha256"),
+            (json.dumps(format2(snapshot_sha256="abc")), "snapshot_sha256"),
+            (json.dumps(night(layers=None)), "layers is not a list of files"),
+            (json.dumps(night(layers=[])), "layers is not a list of files"),
+            (json.dumps(night(layers=LAYERS[1:])), "layer 0 is not rating_events.ndjson"),
+            (json.dumps(night(layers=LAYERS[:1] + LAYERS[:1])), "layer 1 is not rating_events.changes-000001.ndjson"),
+            (json.dumps(night(layers=[dict(LAYERS[0], file="../x")])), "layer 0 is not rating_events.ndjson"),
+            (json.dumps(night(layers=[LAYERS[0], dict(LAYERS[1], file="rating_events.changes-000002.ndjson")])),
+             "layer 1 is not rating_events.changes-000001.ndjson"),
+            (json.dumps(night(layers=[dict(LAYERS[0], lines=-1)])), "lines is -1, not a count"),
+            (json.dumps(night(layers=[dict(LAYERS[0], bytes="12")])), 'bytes is "12", not a count'),
+            (json.dumps(night(layers=[dict(LAYERS[0], sha256="A" * 64)])), "sha256 is not a SHA-256"),
+            (json.dumps(night(layers=[dict(LAYERS[0], lines=10)])), "fewer lines than its 5000 documents"),
+            (json.dumps(night(bytes_written=None)), "bytes_written is null, not a count"),
             (json.dumps(night(mode="partial")), "mode 'partial'"),
             ("[1]", "not a JSON object"),
             ("{", "Expecting"),

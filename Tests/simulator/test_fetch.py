@@ -14,6 +14,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 from simulator.firestore_sim import FirestoreSimulator  # noqa: E402
+sys.path.insert(0, os.path.join(harness.ROOT, "Tests", "night"))
+import layered  # noqa: E402 (the tests' own reader of a night's layers)
 
 FETCH = os.path.join(harness.NIGHT, "rankings-fetch-firestore")
 RANKINGS = os.environ.get("RANKINGS", os.path.join(harness.ROOT, ".build", "debug", "rankings"))
@@ -44,10 +46,10 @@ class Fetch(harness.Case):
         record = self.record()
         truth = os.path.join(self.work, "truth.ndjson")
         sim.write_ndjson(truth, record["read_time"])
-        with open(truth, "rb") as t, open(os.path.join(self.dir, "current", "rating_events.ndjson"), "rb") as s:
-            names = [json.loads(line)["name"] for line in s]
+        with open(truth, "rb") as t:
+            names = [d["name"] for d in layered.documents(os.path.join(self.dir, "current"))]
             self.expect("documents", len(names), sum(1 for _ in t))
-        self.expect("in order, each once", names, sorted(set(names)))
+        self.expect("current's files as its record says", layered.problems(os.path.join(self.dir, "current")), [])
         self.expect("the board", self.board(os.path.join(self.dir, "current")), self.board(truth))
 
     def record(self):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from . import history, paths, plan as plans, record as records, settings as setting
+from . import folders, history, paths, plan as plans, record as records, settings as setting
 from .folders import refuse_root
 from .log import Log
 from .night import Night
@@ -193,8 +193,10 @@ def main(argv, environ=None):
         if command == "status":
             settings.require("RANKINGS_OUTPUT")
             nights = history.read(os.path.dirname(os.path.abspath(settings.output)), Log().warning)
+            directory = history.fetch_directory(settings)
+            held = (*folders.held(directory), directory) if directory and os.path.isdir(directory) else None
             text = json.dumps(history.last(nights, options["count"]), indent=1) if options["json"] \
-                else history.show(nights, options["count"], zone())
+                else history.show(nights, options["count"], zone(), held)
             if text:
                 print(text)
             return 0

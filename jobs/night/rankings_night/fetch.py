@@ -1,19 +1,21 @@
 """rankings-fetch-firestore DIR: tonight's snapshot of Firestore's top-level rating_events in a new
 night under DIR, proven whole, then DIR/current switched to it (folders.py). What the night reads
-is plan.py's: everything; or what changed since the last night, merged into its snapshot; or a
-window. Every plan ends proven: the documents written are as many as Firestore counts at the
-night's readTime, and an incremental night that cannot be proven so becomes a full read."""
+is plan.py's: everything; or what changed since the last night, as the next layer over its
+snapshot (layers.py); or a window. Every plan ends proven: the documents written are as many as
+Firestore counts at the night's readTime, and an incremental night that cannot be proven so
+becomes a full read."""
 import os
 import sys
 import threading
 import time
 
-from . import auth, metrics, parallel, plan as plans, ranges, record as records, settings as setting
+from . import auth, layers as layering, metrics, parallel, plan as plans, ranges, record as records
+from . import settings as setting
 from .export import fetch_export
 from .firestore import Firestore, Query, count, now
 from .folders import Run
 from .log import one_line
-from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, merge, parse_time, sorted_lines
+from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, parse_time, sorted_lines
 from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure, status_of
 from .stream import Broken
 from .transport import FirestoreError, Refused
@@ -72,6 +74,7 @@ class Fetch:
                        "database": settings.firestore_database, "documents_read": 0, "drift_documents": 0,
                        "watermark": None, "since": None, "full_reason": None, "fallback": False, "streams": 1}
         self.started = time.monotonic()
+        self.bytes_written = 0      # bytes tonight copied where it could not link (layers add their own)
         self.lock = threading.Lock()
 
     def run(self, plan):
@@ -83,6 +86,10 @@ class Fetch:
             except NotProven as why:
                 say(f"warning: rest: the incremental night is not proven, so a full read: {why}")
                 self.record["fallback"] = True
+                self.bytes_written = 0
+                for name in os.listdir(self.folder):    # tonight's own partial folder: nothing shared
+                    if layering.is_layer(name):
+                        os.unlink(os.path.join(self.folder, name))
                 return self.full(str(why), plan.watermark)
         return self.full(plan.reason, None)
 
@@ -122,9 +129,11 @@ class Fetch:
             prefix = f"{self.firestore.database_path}/documents/{COLLECTION}/"
             try:
                 # Streamed: only the cuts are kept (a list of 10 M names would hold a gigabyte,
-                # and every stream's process would start with it).
+                # and every stream's process would start with it). The base alone: the change
+                # files hold a share of it, and new votes have random ids, spread over every
+                # range, so the base's quantiles place tonight's ranges as well as all layers'.
                 names = (name[len(prefix):] for name, _ in sorted_lines(os.path.join(self.previous_folder, SNAPSHOT)))
-                cuts = ranges.quantiles(names, self.previous["snapshot_documents"], streams)
+                cuts = ranges.quantiles(names, layering.of(self.previous)[0]["lines"], streams)
             except (Damaged, OSError) as damage:
                 say(f"rest: the previous snapshot cannot place the ranges ({damage}): counting by first characters")
         if cuts is not None:
@@ -200,11 +209,17 @@ class Fetch:
                                        f"counts {total} in {COLLECTION} at readTime {read_time}")
         say(f"rest: {documents} documents at readTime {read_time}, as many as Firestore counts in {COLLECTION}")
         self.record.update(mode="full", full_reason=reason, read_time=read_time, snapshot_documents=documents,
-                           snapshot_sha256=digest, last_full_read_time=read_time, streams=len(parts),
+                           **self.base(documents, digest), last_full_read_time=read_time, streams=len(parts),
                            full_rate=round(documents / seconds / len(parts), 1),
                            seconds=round(time.monotonic() - self.started, 3))
         self.measure_drift(watermark)
         return self.record
+
+    def base(self, documents, digest):
+        """The record's fields of a night whose one file is the base it wrote."""
+        size = os.stat(self.path).st_size
+        return {"layers": [{"file": SNAPSHOT, "lines": documents, "bytes": size, "sha256": digest}],
+                "bytes_written": self.bytes_written + size, "compacted": None}
 
     def outlived(self, read_time):
         seconds = time.monotonic() - self.started
@@ -226,7 +241,8 @@ class Fetch:
         if watermark is None:
             watermark = parse_time(self.previous["read_time"]) - self.settings.firestore_margin * 10**9
         try:
-            self.record["drift_documents"] = drift(os.path.join(self.previous_folder, SNAPSHOT), self.path, watermark)
+            held = layering.merged(self.previous_folder, layering.of(self.previous))
+            self.record["drift_documents"] = drift(held, self.path, watermark)
         except (Damaged, OSError) as error:
             say(f"warning: no drift against the previous night: {error}")
         if self.record["drift_documents"]:
@@ -234,15 +250,23 @@ class Fetch:
                 f"(deleted, or written with a timestamp before {format_time(watermark)})")
 
     def incremental(self, watermark):
-        """Votes stamped at or after the watermark, merged into the previous snapshot. Proven by the
-        stream's own end, the query's own COUNT at its readTime, the previous snapshot's digest,
-        and the collection's COUNT at the same readTime; NotProven otherwise."""
+        """Votes stamped at or after the watermark, written as the next change file over the
+        previous night's layers (linked, not copied), or with them into a new base when the
+        changes have outgrown theirs (compact). Proven by the stream's own end, the query's own
+        COUNT at its readTime, every earlier layer's digest, and the collection's COUNT at the
+        same readTime against the documents the layers make (proven_documents); NotProven
+        otherwise."""
         self.record["mode"] = "incremental"
+        # Every layer built on is checked while Firestore answers: hashing lets go of the GIL.
+        checked = {}
+        checker = threading.Thread(target=self._check, args=(layering.of(self.previous), checked), daemon=True)
+        checker.start()
         query = Query(self.firestore, COLLECTION, where=since_filter(watermark), order_by=("timestamp", "__name__"))
-        changed = {}
+        changed, created = {}, {}
         try:
             for page in query.pages():
                 changed.update((d["name"], document_line(d)) for d in page)
+                created.update((d["name"], d.get("createTime")) for d in page)
                 self.record["documents_read"] += len(page)
         except Refused as refused:
             raise NotProven(f"Firestore refused the incremental query: {refused}") from None
@@ -259,26 +283,115 @@ class Fetch:
         if answered != len(changed):
             raise NotProven(f"{len(changed)} documents since {format_time(watermark)} returned, but Firestore counts "
                             f"{answered} for the same query at readTime {query.read_time}")
+        checker.join()
+        if "damage" in checked:
+            raise NotProven(f"the previous snapshot cannot be built on: {checked['damage']}")
+        before = checked["layers"]
+        since = format_time(watermark)
+        documents, new = self.proven_documents(created, whole, query.read_time, since)
+        names = sorted(changed)
+        escaped = [n for n in names if layering.needs_escape(n)]
+        why = layering.compaction(before, sum(len(changed[n]) for n in names), escaped)
+        if why is None:
+            layers = self.link(before)
+            if names:   # a night of no changes is its links alone
+                out = Writer(os.path.join(self.folder, layering.change_name(len(before))))
+                out.write_lines([changed[n] for n in names])
+                layers.append(self.layer(out))
+            linked = f"{len(before)} linked {'layer' if len(before) == 1 else 'layers'}"
+            say(f"rest: {len(changed)} documents since {since} merged into the previous night "
+                + (f"as {layers[-1]['file']} ({new} new; later wins by name over {linked})" if names else f"({linked})")
+                + f": {documents} documents at readTime {query.read_time}, as many as Firestore counts")
+        else:
+            layers = [self.compact(before, changed, names, whole, query.read_time, since)]
+            say(f"rest: {len(changed)} documents since {since} merged into the previous night as a new {SNAPSHOT} "
+                f"(compacted: {why}): {documents} documents at readTime {query.read_time}, as many as Firestore counts")
+        self.record.update(mode="incremental", watermark=since, read_time=query.read_time,
+                           snapshot_documents=documents, layers=layers, compacted=why,
+                           bytes_written=self.bytes_written + sum(layer["bytes"] for layer in layers
+                                                                  if layer.get("written")),
+                           last_full_read_time=self.previous["last_full_read_time"],
+                           full_rate=self.previous.get("full_rate"), seconds=round(time.monotonic() - self.started, 3))
+        for layer in layers:
+            layer.pop("written", None)
+        return self.record
+
+    def _check(self, layers, out):
+        try:
+            out["layers"] = layering.verify(self.previous_folder, layers)
+        except Damaged as damage:
+            out["damage"] = damage
+        except Exception as error:  # noqa: BLE001 (told to the night as damage: it reads everything)
+            out["damage"] = f"{type(error).__name__}: {error}"
+
+    def proven_documents(self, created, whole, read_time, since):
+        """(documents tonight's snapshot holds, how many of them are new), proven equal to
+        Firestore's COUNT of the collection at tonight's readTime without reading the previous
+        snapshot: the previous night's documents, plus each changed document created after the
+        previous night's readTime (it did not exist then, so it adds one; one created before it
+        existed then, so it replaces one). NotProven otherwise.
+
+        A misclassified document only ever adds one that is not there: one deleted and created
+        again since the previous readTime is in the previous snapshot and counted as new. Alone,
+        that makes the sum exceed the COUNT: a full read, never a wrong snapshot proven. The
+        other way round, a document that existed at the previous readTime yet is missing from the
+        previous snapshot (a vote stamped before that night's watermark, drift) is replaced into
+        it uncounted, so the sum falls short of what the layers hold: also a difference. Only
+        such errors meeting in the same night can cancel, as a deletion and a vote stamped in the
+        past cancel in a merge's count today; the full read every RANKINGS_FIRESTORE_FULL_EVERY
+        days finds them as drift, and a compaction counts what it writes, not this sum.
+        Firestore serves at a readTime every write committed at or before it, so a document
+        created exactly at the previous readTime was in that night's read: "after" is strict."""
+        then = parse_time(self.previous["read_time"])
+        new = 0
+        for name, stamp in created.items():
+            try:
+                new += parse_time(stamp) > then
+            except (TypeError, ValueError, AttributeError):
+                raise NotProven(f"{name} came without a createTime ({stamp!r}): whether it is new cannot "
+                                "be told without the previous snapshot") from None
+        documents = self.previous["snapshot_documents"] + new
+        if documents != whole:
+            raise NotProven(f"{len(created)} documents since {since}, {new} of them created after the previous "
+                            f"night's readTime {self.previous['read_time']}, make {documents}, but Firestore counts "
+                            f"{whole} at readTime {read_time}")
+        return documents, new
+
+    def link(self, layers):
+        """The previous night's layers in tonight's folder, as hard links: tonight writes only
+        its own file. A layer that cannot be linked is copied (counted in bytes_written)."""
+        out = []
+        for layer in layers:
+            written = layering.link_or_copy(os.path.join(self.previous_folder, layer["file"]),
+                                            os.path.join(self.folder, layer["file"]), say)
+            self.bytes_written += written
+            out.append(dict(layer))
+        return out
+
+    def layer(self, out):
+        """A file a Writer wrote tonight, closed, as its layer in the record."""
+        lines, digest = out.close()
+        return {"file": os.path.basename(out.path), "lines": lines, "bytes": os.stat(out.path).st_size,
+                "sha256": digest, "written": True}
+
+    def compact(self, before, changed, names, whole, read_time, since):
+        """A new base: the previous layers and tonight's changes merged, later winning (a rare
+        night: it reads and writes every document). What it wrote must itself be as many as
+        Firestore counts."""
         out = Writer(self.path)
         try:
-            merge(os.path.join(self.previous_folder, SNAPSHOT),
-                  (self.previous["snapshot_documents"], self.previous["snapshot_sha256"]), changed, out)
+            for _, line in layering.merged(self.previous_folder, before, ((n, changed[n]) for n in names)):
+                out.write(line)
         except (Damaged, OSError) as damage:
             out.close()
             os.unlink(self.path)
             raise NotProven(f"the previous snapshot cannot be built on: {damage}") from None
-        merged, digest = out.close()
-        if merged != whole:
+        base = self.layer(out)
+        if base["lines"] != whole:
             os.unlink(self.path)
-            raise NotProven(f"{len(changed)} documents since {format_time(watermark)} merged into {merged}, but "
-                            f"Firestore counts {whole} at readTime {query.read_time}")
-        say(f"rest: {len(changed)} documents since {format_time(watermark)} merged into the previous night: "
-            f"{merged} documents at readTime {query.read_time}, as many as Firestore counts")
-        self.record.update(mode="incremental", watermark=format_time(watermark), read_time=query.read_time,
-                           snapshot_documents=merged, snapshot_sha256=digest,
-                           last_full_read_time=self.previous["last_full_read_time"],
-                           full_rate=self.previous.get("full_rate"), seconds=round(time.monotonic() - self.started, 3))
-        return self.record
+            raise NotProven(f"{len(changed)} documents since {since} merged into {base['lines']}, but Firestore "
+                            f"counts {whole} at readTime {read_time}")
+        return base
 
     def window(self, since):
         """Only the votes stamped at or after since, proven by the same query's COUNT; the
@@ -298,7 +411,8 @@ class Fetch:
                                        f"counts {counted} in {what} at readTime {query.read_time}")
         say(f"rest: {documents} documents at readTime {query.read_time}, as many as Firestore counts in {what}")
         self.record.update(mode="window", since=format_time(since), read_time=query.read_time,
-                           last_full_read_time=query.read_time, snapshot_documents=documents, snapshot_sha256=digest,
+                           last_full_read_time=query.read_time, snapshot_documents=documents,
+                           **self.base(documents, digest),
                            seconds=round(time.monotonic() - self.started, 3))
         return self.record
 

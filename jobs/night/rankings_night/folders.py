@@ -90,6 +90,34 @@ def sync_tree(folder):
                 os.close(fd)
 
 
+def held(directory):
+    """(nights, bytes) the complete nights in DIR hold on disk: each file's size once however many
+    nights link it (a layer shared by hard links is one inode). Unreadable entries are left out."""
+    seen, nights, total = set(), 0, 0
+    try:
+        names = [n for n in os.listdir(directory) if NIGHT.match(n)]
+    except OSError:
+        return 0, 0
+    for name in names:
+        folder = os.path.join(directory, name)
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        nights += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_size
+    return nights, total
+
+
 class Run:
     """One fetch into DIR, around the fetch's own work:
 

@@ -146,7 +146,8 @@ def _field(night, key, name=None):
 FETCH_FIELDS = {"record": _text, "mode": _text, "read_time": _text, "documents_read": _count,
                 "snapshot_documents": _count, "drift_documents": _count, "streams": _count, "seconds": _seconds,
                 "full_reason": lambda n, v: _text(n, v, none=True),
-                "fallback": lambda n, v: _want(type(v) is bool, n, v, "true or false")}
+                "fallback": lambda n, v: _want(type(v) is bool, n, v, "true or false"),
+                "bytes_written": _count, "compacted": lambda n, v: _text(n, v, none=True)}
 
 
 def check(night):
@@ -311,8 +312,9 @@ def last(nights, count):
     return nights[-count:] if count > 0 else []
 
 
-def show(nights, count, zone):
-    """The human view of checked nights: newest first, one block a night; "" for none asked."""
+def show(nights, count, zone, held=None):
+    """The human view of checked nights: newest first, one block a night; "" for none asked.
+    `held`: (nights, bytes, DIR) the fetch's kept nights hold on disk (folders.held), or None."""
     if count <= 0:
         return ""
     lines = []
@@ -342,5 +344,17 @@ def show(nights, count, zone):
                     lines.append(f"              current: {f.get('mode')} read at {f.get('read_time')}, "
                                  f"{f.get('documents_read')} documents read, {f.get('snapshot_documents')} in the "
                                  f"snapshot, drift {f.get('drift_documents')}"
-                                 + (f"; full because {f['full_reason']}" if f.get("full_reason") else ""))
+                                 + (f", wrote {size(f['bytes_written'])}" if "bytes_written" in f else "")
+                                 + (f"; full because {f['full_reason']}" if f.get("full_reason") else "")
+                                 + (f"; a new base because {f['compacted']}" if f.get("compacted") else ""))
+    if held is not None:
+        lines.append(f"kept nights: {held[0]} in {held[2]} hold {size(held[1])} (a file nights share counted once)")
     return "\n".join(lines) if lines else "no night has run yet"
+
+
+def size(count):
+    """Bytes as an operator reads them: 0 B, 812 B, 4.2 kB, 3.9 GB (powers of 1000, as df -H)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if count < 1000 or unit == "TB":
+            return f"{count} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000

@@ -13,11 +13,11 @@ import tempfile
 import threading
 import time
 
-from . import auth, fetch, files, history, metrics, proving, publish, statuses, wiring
+from . import auth, fetch, files, history, layers, metrics, proving, publish, statuses, wiring
 from .firestore import Firestore
 from .log import severity_of
 from .settings import PASSED
-from .snapshot import SNAPSHOT, document_at
+from .snapshot import document_at
 from .statuses import CANT_CREATE, CONFIG, DATA, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
 from .transport import FirestoreError
 from .zone import zone
@@ -180,12 +180,13 @@ class Night:
         self.log(self.named(line), severity_of(line), own=False)
 
     def named(self, line):
-        """A job's line about a line of the snapshot, with the document it is in Firestore (the
-        snapshot may be gone with a container's task by the time anyone reads the log); the
-        first few such lines only, since each costs a pass over the file."""
+        """A job's line about a line of the snapshot (its base or a change file: the job names the
+        layer's file), with the document it is in Firestore (the snapshot may be gone with a
+        container's task by the time anyone reads the log); the first few such lines only, since
+        each costs a pass over the file."""
         where, _, rest = line.partition(": ")
         path, _, number = where.rpartition(":")
-        if not (rest and number.isdigit() and os.path.basename(path) == SNAPSHOT and self.named_lines < 10):
+        if not (rest and number.isdigit() and layers.is_layer(os.path.basename(path)) and self.named_lines < 10):
             return line
         self.named_lines += 1
         name = document_at(path if os.path.isabs(path) else os.path.join(self.snapshot or "", path), int(number))

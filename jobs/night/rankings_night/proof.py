@@ -41,6 +41,7 @@ Firestore refuses for want of an index (FAILED_PRECONDITION, "requires an index"
 refused is unproven, with the command that makes the index, and the rest still proved. With a
 window, ranges on two fields: the totals need (rating ASC, timestamp ASC), the jokes (joke_id
 ASC, rating ASC, timestamp ASC); index_fields() says which a COUNT needs."""
+import contextlib
 import json
 import os
 import re
@@ -234,9 +235,9 @@ def refused(snapshot, where=None, timestamps=False):
     """The snapshot's documents the job refuses (`timestamps`: the job was given --since or
     --as-of, which make a vote without a readable timestamp a bad line), and which of them the
     proof's COUNTs (with `where`) match. The snapshot is the one the job read: one Firestore
-    Document a line (snapshot.py)."""
+    Document a line (snapshot.py), a path, or its lines (a layered night's: layers.lines)."""
     result = Refusals()
-    with open(snapshot, "rb") as lines:
+    with (open(snapshot, "rb") if isinstance(snapshot, (str, os.PathLike)) else contextlib.nullcontext(snapshot)) as lines:
         for raw in lines:
             if _plainly_counted(raw, timestamps) or not raw.strip():
                 continue

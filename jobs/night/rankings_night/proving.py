@@ -10,13 +10,15 @@ snapshot's readTime (proof.py) before any is published, and the night's verdict 
 
 The job writes each board's counts (--stats) and its summary (--report) beside the board, as
 hidden files the proof reads; the 30-day board is compared within its window, as its --since
-counts it."""
+counts it. The refused votes are found in the snapshot as the job read it: every layer of the
+night, the later winning by name (layers.py)."""
+import json
 import os
 from dataclasses import dataclass, field
 
-from . import proof
+from . import layers, proof
 from .fetch import COLLECTION, since_filter
-from .snapshot import SNAPSHOT, parse_time
+from .snapshot import parse_time
 
 PROVEN, UNPROVEN, MISMATCH = "proven", "unproven", "mismatch"
 THIRTY_DAYS_NS = 30 * 86_400 * 10**9
@@ -41,6 +43,16 @@ def files(board):
     directory, name = os.path.split(os.path.abspath(board.output))
     stem = name.removesuffix(".json")
     return os.path.join(directory, f".{stem}.stats.ndjson"), os.path.join(directory, f".{stem}.report.json")
+
+
+def job_report(path):
+    """The job's --report as a dict, or None where it cannot be read (the proof then says why)."""
+    try:
+        with open(path, encoding="utf-8") as text:
+            report = json.load(text)
+    except (OSError, ValueError):
+        return None
+    return report if isinstance(report, dict) else None
 
 
 def job_flags(board):
@@ -70,11 +82,15 @@ def prove(firestore, record, folder, boards, computed_at, workers, say):
         verdict.lines.append(f"the boards are unproven: the {record.get('method')} method's night holds no "
                              "snapshot of documents to account the job's refused votes by name")
         return verdict
-    snapshot = os.path.join(folder, SNAPSHOT)
     for board in boards:
         stats, report = files(board)
         where, timestamps = window(board, record, computed_at)
-        bad = proof.refused(snapshot, where=where, timestamps=timestamps)
+        said = job_report(report)
+        if said is not None and said.get("bad_lines") == 0:
+            # The job refused nothing, so there is nothing to find: no pass over the snapshot.
+            bad, report = proof.Refusals(), said
+        else:
+            bad = proof.refused(layers.lines(folder, layers.of(record)), where=where, timestamps=timestamps)
         result = proof.prove_board(firestore, COLLECTION, record["read_time"], stats, bad, workers, say,
                                    where=where, report=report)
         verdict.queries += result.queries

@@ -1,16 +1,19 @@
 """A night's record, .night.json beside its snapshot: how the night was made, so the next one can
-tell whether it may build on it, when the last full read was, and what the snapshot's digest is.
+tell whether it may build on it, when the last full read was, and what its files are (FORMAT 3:
+`layers`, each file's lines, bytes and digest, layers.py; a FORMAT 2 record, one snapshot and its
+digest, is still read, as one layer).
 A record that is missing, damaged, of another format or out of range is never used: read()
 raises Damaged with the reason, and the night reads everything."""
 import json
 import os
 import re
 
-from . import files
+from . import files, layers as layering
 from .snapshot import Damaged, parse_time
 
 RECORD = ".night.json"      # hidden: `rankings aggregate DIR/current` never reads a dot file
-FORMAT = 2
+FORMAT = 3
+READ = (2, 3)               # a FORMAT 2 night (one snapshot file) is still built on
 MOST = 10**12               # more documents than any collection this job reads
 # The times in a record are Firestore's, the plan's now is this machine's: a clock some minutes
 # behind Firestore's must not make every night a full read. A record a day ahead is refused (a
@@ -29,8 +32,8 @@ def check(record, now_ns):
     """The record if every field the plan and the merge use is present, typed and in range."""
     if not isinstance(record, dict):
         raise Damaged("not a JSON object")
-    if record.get("format") != FORMAT:
-        raise Damaged(f"format {record.get('format')!r}, not {FORMAT} (a night of an earlier version)")
+    if record.get("format") not in READ:
+        raise Damaged(f"format {record.get('format')!r}, not 2 or {FORMAT} (a night of an earlier version)")
     for key in ("method", "mode", "project", "database", "collection"):
         if not isinstance(record.get(key), str):
             raise Damaged(f"{key} is {record.get(key)!r}, not a string")
@@ -51,8 +54,15 @@ def check(record, now_ns):
             raise Damaged(f"{key} {record[key]} is in the future: over a day ahead of this machine's clock (is the clock wrong?)")
     if times["last_full_read_time"] > times["read_time"]:
         raise Damaged("last_full_read_time is after read_time")
-    if not (isinstance(record.get("snapshot_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", record["snapshot_sha256"])):
-        raise Damaged("snapshot_sha256 is not a SHA-256 in hex")
+    if record["format"] == 2:
+        if not (isinstance(record.get("snapshot_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", record["snapshot_sha256"])):
+            raise Damaged("snapshot_sha256 is not a SHA-256 in hex")
+        return record
+    layering.check(record.get("layers"))
+    if not _count(record.get("bytes_written")):
+        raise Damaged(f"bytes_written is {json.dumps(record.get('bytes_written'))}, not a count")
+    if sum(layer["lines"] for layer in record["layers"]) < record["snapshot_documents"]:
+        raise Damaged(f"its layers hold fewer lines than its {record['snapshot_documents']} documents")
     return record
 
 

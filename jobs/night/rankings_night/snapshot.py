@@ -155,13 +155,14 @@ def _timestamp(line):
         return None
 
 
-def drift(held_path, full_path, watermark):
-    """Documents the snapshot at held_path holds wrong against the full read at full_path that an
-    incremental night from watermark could not have corrected: deleted since, or a vote changed or
-    added with a timestamp before the watermark (or none). A document whose vote is the same is
-    not drift, whatever its updateTime says."""
+def drift(held, full_path, watermark):
+    """Documents the snapshot `held` (a path, or (name, line) in name order: a layered night's
+    layers.merged) holds wrong against the full read at full_path that an incremental night from
+    watermark could not have corrected: deleted since, or a vote changed or added with a
+    timestamp before the watermark (or none). A document whose vote is the same is not drift,
+    whatever its updateTime says."""
     count = 0
-    held = sorted_lines(held_path)
+    held = sorted_lines(held) if isinstance(held, (str, os.PathLike)) else iter(held)
     h = next(held, None)
     for name, line in sorted_lines(full_path):
         while h is not None and h[0] < name:
