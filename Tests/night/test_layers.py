@@ -57,8 +57,8 @@ class Nights(LayerCase):
         fake.put("zz-new-1", timestamp=fake.now(), rating=4, joke_id="joke-y")    # new
         fake.put(counter_id(3), timestamp=fake.now(), rating=5, joke_id="joke-x")  # re-rated
         done = self.night(fake)
-        self.expect_night(done, 0, f"merged into the previous night as {CHANGES_1} (1 new; later wins by name "
-                                   "over 1 linked layer): 201 documents")
+        self.expect_night(done, 0, f"merged into the previous night as {CHANGES_1} (2 written, 1 of them new; "
+                                   "later wins by name over 1 linked layer): 201 documents")
         first = self.folder()
         record = self.record()
         self.expect("layers", [(l["file"], l["lines"]) for l in record["layers"]], [(BASE, 200), (CHANGES_1, 2)])
@@ -70,11 +70,14 @@ class Nights(LayerCase):
 
         fake.put(counter_id(3), timestamp=fake.now(), rating=1, joke_id="joke-z")  # changed a second night
         fake.put("zz-new-2", timestamp=fake.now(), rating=2, joke_id="joke-y")
-        self.expect_night(self.night(fake), 0, f"as {CHANGES_2} (1 new; later wins by name over 2 linked layers)")
+        done = self.night(fake)
+        self.expect_night(done, 0, f"as {CHANGES_2} (2 written, 1 of them new; later wins by name over 2 linked layers)")
         second = self.folder()
-        # zz-new-1 again too: stamped within RANKINGS_FIRESTORE_MARGIN of the last readTime.
+        # zz-new-1 is read again (stamped within RANKINGS_FIRESTORE_MARGIN of the last readTime)
+        # but not written again: unchanged since the last night read it.
+        self.expect_in("said", "3 documents since", done.said)
         self.expect("layers", [(l["file"], l["lines"]) for l in self.record()["layers"]],
-                    [(BASE, 200), (CHANGES_1, 2), (CHANGES_2, 3)])
+                    [(BASE, 200), (CHANGES_1, 2), (CHANGES_2, 2)])
         self.expect("shared", [self.inode(second, n) for n in (BASE, CHANGES_1)],
                     [self.inode(full, BASE), self.inode(first, CHANGES_1)])
         self.expect("bytes_written", self.record()["bytes_written"], os.path.getsize(os.path.join(second, CHANGES_2)))
@@ -102,7 +105,7 @@ class Nights(LayerCase):
         self.expect_night(self.night(fake), 0)
         full = self.folder()
         self.expect_night(self.night(fake), 0, "0 documents since")
-        self.expect_in("said", "merged into the previous night (1 linked layer): 100 documents", self.night(fake).said)
+        self.expect_in("said", "merged into the previous night (1 linked layer; none changed since it): 100 documents", self.night(fake).said)
         self.expect("nothing written", (self.record()["bytes_written"], self.record()["layers"][0]["file"]), (0, BASE))
         self.expect("linked", self.inode(self.folder(), BASE), self.inode(full, BASE))
         self.expect_every_night_whole(fake)
@@ -227,7 +230,7 @@ class Damage(LayerCase):
         with open(path, "w") as out:
             json.dump(record, out)
         fake.put("zz-new", timestamp=fake.now(), rating=4, joke_id="joke-y")
-        self.expect_night(self.night(fake), 0, f"as {CHANGES_1} (1 new; later wins by name over 1 linked layer)")
+        self.expect_night(self.night(fake), 0, f"as {CHANGES_1} (1 written, 1 of them new; later wins by name over 1 linked layer)")
         self.expect("layers", self.record()["layers"][0], base)
         self.expect("the base linked", self.inode(self.folder(), BASE), self.inode(old, BASE))
         self.expect_every_night_whole(fake)

@@ -262,11 +262,12 @@ class Fetch:
         checker = threading.Thread(target=self._check, args=(layering.of(self.previous), checked), daemon=True)
         checker.start()
         query = Query(self.firestore, COLLECTION, where=since_filter(watermark), order_by=("timestamp", "__name__"))
-        changed, created = {}, {}
+        changed, created, held = {}, {}, set()
         try:
             for page in query.pages():
                 changed.update((d["name"], document_line(d)) for d in page)
                 created.update((d["name"], d.get("createTime")) for d in page)
+                held.update(d["name"] for d in page if self.held_already(d))
                 self.record["documents_read"] += len(page)
         except Refused as refused:
             raise NotProven(f"Firestore refused the incremental query: {refused}") from None
@@ -289,7 +290,8 @@ class Fetch:
         before = checked["layers"]
         since = format_time(watermark)
         documents, new = self.proven_documents(created, whole, query.read_time, since)
-        names = sorted(changed)
+        # What the margin reads again, unchanged since the previous night read it, is not written twice.
+        names = sorted(n for n in changed if n not in held)
         escaped = [n for n in names if layering.needs_escape(n)]
         why = layering.compaction(before, sum(len(changed[n]) for n in names), escaped)
         if why is None:
@@ -300,7 +302,8 @@ class Fetch:
                 layers.append(self.layer(out))
             linked = f"{len(before)} linked {'layer' if len(before) == 1 else 'layers'}"
             say(f"rest: {len(changed)} documents since {since} merged into the previous night "
-                + (f"as {layers[-1]['file']} ({new} new; later wins by name over {linked})" if names else f"({linked})")
+                + (f"as {layers[-1]['file']} ({len(names)} written, {new} of them new; later wins by name over "
+                   f"{linked})" if names else f"({linked}; none changed since it)")
                 + f": {documents} documents at readTime {query.read_time}, as many as Firestore counts")
         else:
             layers = [self.compact(before, changed, names, whole, query.read_time, since)]
@@ -323,6 +326,23 @@ class Fetch:
             out["damage"] = damage
         except Exception as error:  # noqa: BLE001 (told to the night as damage: it reads everything)
             out["damage"] = f"{type(error).__name__}: {error}"
+
+    def held_already(self, document):
+        """Whether the previous night's layers hold this very version: it was last written at or
+        before that night's readTime, and that night read every document stamped as this one is
+        (a full read, or an incremental night whose watermark is not after its timestamp). So it
+        is not written again: a night writes what changed, not its whole margin. Anything
+        unreadable is written."""
+        previous = self.previous
+        try:
+            if parse_time(document["updateTime"]) > parse_time(previous["read_time"]):
+                return False
+            if previous.get("mode") != "incremental":
+                return previous.get("mode") == "full"
+            stamp = parse_time(document["fields"]["timestamp"]["timestampValue"])
+            return stamp >= parse_time(previous["watermark"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return False
 
     def proven_documents(self, created, whole, read_time, since):
         """(documents tonight's snapshot holds, how many of them are new), proven equal to
