@@ -13,7 +13,8 @@ from rankings_night import record  # noqa: E402
 
 PROGRAMS = ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"]
 FETCH_SERIES = ["last_run_timestamp_seconds", "last_run_duration_seconds", "last_run_exit_status", "prune_errors",
-                "documents_read", "snapshot_documents", "full", "fallback", "drift_documents"]
+                "documents_read", "snapshot_documents", "full", "fallback", "drift_documents", "bytes_written",
+                "kept_bytes"]
 
 
 def headings():

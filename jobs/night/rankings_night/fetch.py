@@ -13,7 +13,7 @@ from . import auth, layers as layering, metrics, parallel, plan as plans, ranges
 from . import settings as setting
 from .export import fetch_export
 from .firestore import Firestore, Query, count, now
-from .folders import Run
+from .folders import Run, held
 from .log import one_line
 from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, parse_time, sorted_lines
 from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure, status_of
@@ -524,6 +524,10 @@ def write_metrics(settings, night, status):
          int(bool(record.get("fallback")))),
         ("drift_documents", "Votes the previous nights held wrong, found by the last full fetch.",
          record.get("drift_documents", 0)),
+        ("bytes_written", "Bytes of the files the last fetch wrote (a change file, or a new base; layers it "
+                          "linked from earlier nights not counted).", record.get("bytes_written", 0) if status == 0 else 0),
+        ("kept_bytes", "Disk the kept nights in the fetch's folder hold, each file once however many nights link it.",
+         held(night.directory)[1]),
     ]
     if last is not None:
         values.append(("last_success_timestamp_seconds", "Unix time at which a fetch last switched current.",
