@@ -12,7 +12,7 @@ struct JSONLinesFormat: RecordFileReader {
         // Start one byte early: if that byte ends a line, our first line starts at `start`.
         let from = start == 0 ? 0 : start - 1
         // The counter moves into the decoder for the range and back out, whatever happens.
-        var lines = RecordCounter(counter: counter, baseOffset: from, atFileStart: start == 0)
+        var lines = RecordCounter(counter: counter, baseOffset: from, atFileStart: start == 0, layer: file.layer)
         var read: (records: Int, bytes: Int64)
         do throws(InputError) {
             if file.canSplit {
@@ -56,12 +56,15 @@ struct RecordCounter: LineConsumer, ~Copyable {
     private let atFileStart: Bool
     /// Blank lines seen so far, to know which line is the first non-blank one.
     private var blankLines = 0
+    /// The file's layer in a layered night folder; nil for any other input.
+    private let layer: ChangeLayer?
 
-    init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true) {
+    init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true, layer: ChangeLayer? = nil) {
         validator = RecordValidator(wanted: counter.wantedFields)
         self.counter = counter
         self.baseOffset = baseOffset
         self.atFileStart = atFileStart
+        self.layer = layer
     }
 
     /// A decoder with its own counter, for one whole stream of lines.
@@ -99,8 +102,11 @@ struct RecordCounter: LineConsumer, ~Copyable {
     }
 
     /// A line that is not a valid flat record: a typed document, the start of an array, or bad.
+    /// A document a later layer replaces is none of these: the snapshot does not hold it.
+    /// (Only here: a flat record is never replaced, so its hot path never looks.)
     private mutating func notFlat(_ why: BadRecord, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>,
                                   number: Int, offset: Int64) {
+        if let layer, layer.replaces(start, end) { return counter.replaced(record: number) }
         if atFileStart && number == blankLines + 1 && Self.opensArray(start, end) { startsWithArray = true }
         guard why == .invalid(.missingJokeID) else { return counter.bad(record: number, reason: why) }
         switch typed.judge(UnsafeBufferPointer(start: start, count: end - start), captured: validator.fields) {
