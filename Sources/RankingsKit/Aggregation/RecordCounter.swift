@@ -57,14 +57,14 @@ struct RecordCounter: LineConsumer, ~Copyable {
     /// Blank lines seen so far, to know which line is the first non-blank one.
     private var blankLines = 0
     /// The file's layer in a layered night folder; nil for any other input.
-    private let layer: ChangeLayer?
+    private let layer: LayerCheck?
 
     init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true, layer: ChangeLayer? = nil) {
         validator = RecordValidator(wanted: counter.wantedFields)
         self.counter = counter
         self.baseOffset = baseOffset
         self.atFileStart = atFileStart
-        self.layer = layer
+        self.layer = layer?.check
     }
 
     /// A decoder with its own counter, for one whole stream of lines.

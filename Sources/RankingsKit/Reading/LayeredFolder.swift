@@ -45,6 +45,7 @@ enum LayeredFolder {
             if role.layer > 0 { try read(files[index], layer: role.layer, into: group) }
             files[index].layer = ChangeLayer(number: role.layer, names: group)
         }
+        for group in groups.values { group.seal() }
     }
 
     /// Adds every document name of change file `file` to `names`.

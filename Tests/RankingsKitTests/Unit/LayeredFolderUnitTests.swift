@@ -24,6 +24,26 @@ struct LayeredFolderUnitTests {
         #expect(LayeredFolder.role(of: ".ndjson") == nil)
     }
 
+    /// Names of every length the hash reads differently (none, under a word, one lane, past the
+    /// lanes), found with their highest layer; names one byte off are not found.
+    @Test func changedNamesFindEveryLength() {
+        let names = ChangedNames()
+        let all = (0..<80).map { n in Array((0..<n).map { UInt8(ascii: "a") + UInt8(($0 * 7 + n) % 26) }) }
+        for (i, name) in all.enumerated() {
+            name.withUnsafeBufferPointer { names.add($0, layer: 1 + i % 3) }
+            name.withUnsafeBufferPointer { names.add($0, layer: 1) }
+        }
+        names.seal()
+        #expect(names.count == all.count)
+        for (i, name) in all.enumerated() {
+            #expect(name.withUnsafeBufferPointer { names.latestLayer(of: $0) } == 1 + i % 3, "\(i)")
+            guard !name.isEmpty else { continue }
+            var other = name
+            other[other.count / 2] = UInt8(ascii: "_")
+            #expect(other.withUnsafeBufferPointer { names.latestLayer(of: $0) } == 0, "\(i)")
+        }
+    }
+
     /// 3,000 documents, every 7th re-rated in change 1, every 11th in change 2, a few new in each:
     /// the tally is the final snapshot's at any piece size and thread count.
     @Test(arguments: [(1, nil), (2, 997), (2, 64), (1, 301)] as [(Int, Int64?)])
