@@ -131,7 +131,19 @@ struct ChangeLayer: Sendable {
     var check: LayerCheck { LayerCheck(number: number, names: Unmanaged.passUnretained(names)) }
 }
 
-struct LayerCheck {
+/// Whether a later layer replaced a line: the one question a layered folder adds to reading a
+/// line, asked only of lines that are not valid flat records.
+protocol LineLayer {
+    func replaces(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool
+}
+
+/// Any input outside a layered folder: nothing is ever replaced, and the check compiles away.
+struct NoLayer: LineLayer {
+    @inline(__always)
+    func replaces(_ start: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool { false }
+}
+
+struct LayerCheck: LineLayer {
     let number: Int
     let names: Unmanaged<ChangedNames>
 
