@@ -16,9 +16,12 @@ enum AggregateCommand {
                           are left out (gzip detected by its magic bytes); a directory (its
                           regular files ending in .ndjson, .jsonl, .json or those plus .gz, not
                           recursive, names starting with '.' skipped, in byte order of name;
-                          FIFOs and devices skipped with a warning); a Firestore managed export
-                          (a directory holding *.overall_export_metadata or *.export_metadata:
-                          the output files its metadata lists); or '-' for standard input (once).
+                          FIFOs and devices skipped with a warning; with change files
+                          STEM.changes-NNNNNN.ndjson, one snapshot: a document in change file N
+                          replaces the same name in STEM.ndjson and lower change files); a
+                          Firestore managed export (a directory holding *.overall_export_metadata
+                          or *.export_metadata: the output files its metadata lists); or '-' for
+                          standard input (once).
                           See "Input formats" in rankings(1)
       -o, --output PATH   write the document to PATH atomically; without it, to standard output
       --format FORMAT     json (the default): the rankings document; firestore: the same content
@@ -57,7 +60,8 @@ enum AggregateCommand {
       --stats PATH        also write every joke's counts as NDJSON, atomically
 
     Exit status: 0 written; 64 usage, or an output that would be read as an input;
-    65 bad data or refused by --max-drop (a file that starts a JSON array is bad data);
+    65 bad data or refused by --max-drop (a file that starts a JSON array is bad data, and so is
+    a change file's line whose name cannot be read);
     66 input unreadable, or a directory with no file to read; 73 output cannot be created;
     74 I/O error. On failure the output is left exactly as it was.
     """

@@ -16,6 +16,8 @@ struct AggregationResult: Sendable {
     var duplicatesRemoved = 0
     /// Documents or entities of other collections: neither counted nor bad.
     var leftOut = 0
+    /// Lines of layered folders that a later change file replaces: neither counted nor bad.
+    var replacedLines = 0
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
@@ -43,6 +45,7 @@ enum Aggregator {
         var records = 0
         var badLines = BadLineLog()
         var leftOut = 0
+        var replaced = 0
         var bytes: Int64 = 0
         var error: InputError?
     }
@@ -112,6 +115,7 @@ enum Aggregator {
                                                                   progress: progress)
             result.badLines = counter.badRecords
             result.leftOut = counter.leftOut
+            result.replaced = counter.replaced
         } catch {
             result.error = error
         }
@@ -137,7 +141,7 @@ enum Aggregator {
             duplicatesRemoved = validEvents - filteredOut - votes.count
         }
         var first: [(path: String, line: BadLine)] = []
-        var count = 0, leftOut = 0
+        var count = 0, leftOut = 0, replaced = 0
         var bytes: Int64 = 0
         var recordsBefore = 0
         for (index, piece) in pieces.enumerated() {
@@ -151,12 +155,13 @@ enum Aggregator {
             }
             count += result.badLines.count
             leftOut += result.leftOut
+            replaced += result.replaced
             bytes += result.bytes
             recordsBefore += result.records
         }
         return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes,
                                  validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved,
-                                 leftOut: leftOut)
+                                 leftOut: leftOut, replacedLines: replaced)
     }
 
     /// State the worker threads share.

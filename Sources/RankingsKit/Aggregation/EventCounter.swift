@@ -35,6 +35,8 @@ struct EventCounter: ~Copyable {
     /// Records that are not rating events and not bad either: documents or entities of other
     /// collections.
     private(set) var leftOut = 0
+    /// Lines of a layered folder that a later change file replaces: not part of the snapshot.
+    private(set) var replaced = 0
     // The selection, unpacked so the hot path reads plain values, not a struct holding an array.
     private let filters: Bool
     private let asOf: Timestamp?
@@ -91,6 +93,13 @@ struct EventCounter: ~Copyable {
     @inline(__always)
     mutating func leftOut(record: Int) {
         leftOut &+= 1
+    }
+
+    /// A document a later change file of its layered folder replaces: not counted, not bad,
+    /// not left out.
+    @inline(__always)
+    mutating func replaced(record: Int) {
+        replaced &+= 1
     }
 
     /// The backfill path: every field the selection needs is checked before any filter, so a

@@ -9,10 +9,23 @@ struct JSONLinesFormat: RecordFileReader {
 
     func read(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64, scratch: RecordScratch,
                      into counter: inout EventCounter, progress: ProgressCounter) throws(InputError) -> (records: Int, bytes: Int64) {
+        // A file of a layered folder gets a decoder of its own type, so every other file's
+        // lines never ask whether a later layer replaced them.
+        if let layer = file.layer {
+            return try read(file, descriptor: descriptor, from: start, to: end, scratch: scratch, into: &counter,
+                            progress: progress, layer: layer.check)
+        }
+        return try read(file, descriptor: descriptor, from: start, to: end, scratch: scratch, into: &counter,
+                        progress: progress, layer: NoLayer())
+    }
+
+    private func read<Layer: LineLayer>(_ file: InputFile, descriptor: Int32, from start: Int64, to end: Int64,
+                                        scratch: RecordScratch, into counter: inout EventCounter, progress: ProgressCounter,
+                                        layer: Layer) throws(InputError) -> (records: Int, bytes: Int64) {
         // Start one byte early: if that byte ends a line, our first line starts at `start`.
         let from = start == 0 ? 0 : start - 1
         // The counter moves into the decoder for the range and back out, whatever happens.
-        var lines = RecordCounter(counter: counter, baseOffset: from, atFileStart: start == 0)
+        var lines = RecordCounter(counter: counter, baseOffset: from, atFileStart: start == 0, layer: layer)
         var read: (records: Int, bytes: Int64)
         do throws(InputError) {
             if file.canSplit {
@@ -42,7 +55,7 @@ struct JSONLinesFormat: RecordFileReader {
 /// Flat records are judged first, by the scanner's one pass; a line without a top-level
 /// `joke_id` is then a typed document, read from the spans that same pass captured (only an
 /// uncommon one is walked again), so neither form pays for the other.
-struct RecordCounter: LineConsumer, ~Copyable {
+struct RecordCounter<Layer: LineLayer>: LineConsumer, ~Copyable {
     var counter: EventCounter
     var badLines: BadLineLog { counter.badRecords }
     /// Set when the file's first non-blank line opens a JSON array of objects: the file is one
@@ -56,17 +69,15 @@ struct RecordCounter: LineConsumer, ~Copyable {
     private let atFileStart: Bool
     /// Blank lines seen so far, to know which line is the first non-blank one.
     private var blankLines = 0
+    /// The file's layer in a layered night folder; `NoLayer` for any other input.
+    private let layer: Layer
 
-    init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true) {
+    init(counter: consuming EventCounter, baseOffset: Int64 = 0, atFileStart: Bool = true, layer: Layer) {
         validator = RecordValidator(wanted: counter.wantedFields)
         self.counter = counter
         self.baseOffset = baseOffset
         self.atFileStart = atFileStart
-    }
-
-    /// A decoder with its own counter, for one whole stream of lines.
-    init(worker: WorkerTally, selection: EventSelection = EventSelection()) {
-        self.init(counter: EventCounter(worker: worker, selection: selection))
+        self.layer = layer
     }
 
     /// The scan itself finds where the line ends, so no separate pass looks for the `\n`.
@@ -99,8 +110,11 @@ struct RecordCounter: LineConsumer, ~Copyable {
     }
 
     /// A line that is not a valid flat record: a typed document, the start of an array, or bad.
+    /// A document a later layer replaces is none of these: the snapshot does not hold it.
+    /// (Only here: a flat record is never replaced, so its hot path never looks.)
     private mutating func notFlat(_ why: BadRecord, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>,
                                   number: Int, offset: Int64) {
+        if layer.replaces(start, end) { return counter.replaced(record: number) }
         if atFileStart && number == blankLines + 1 && Self.opensArray(start, end) { startsWithArray = true }
         guard why == .invalid(.missingJokeID) else { return counter.bad(record: number, reason: why) }
         switch typed.judge(UnsafeBufferPointer(start: start, count: end - start), captured: validator.fields) {
@@ -128,5 +142,12 @@ struct RecordCounter: LineConsumer, ~Copyable {
 
     mutating func overlongLine(number: Int, offset: Int64) {
         counter.bad(record: number, reason: .overlong)
+    }
+}
+
+extension RecordCounter where Layer == NoLayer {
+    /// A decoder with its own counter, for one whole stream of lines outside any layered folder.
+    init(worker: WorkerTally, selection: EventSelection = EventSelection()) {
+        self.init(counter: EventCounter(worker: worker, selection: selection), layer: NoLayer())
     }
 }

@@ -55,7 +55,7 @@ public enum AggregateJob {
         let started = Clock.now
         let (week, weekBounds) = try documentWeek(options)
         let files: [InputFile]
-        do { files = try InputFile.resolve(options.inputs, warn: output.stderr) } catch { throw .input(error) }
+        do { files = try InputFile.resolve(options.inputs, layers: true, warn: output.stderr) } catch { throw .input(error) }
         let outputs = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
         if let refusal = OwnOutputs.refusal(outputs: outputs, inputs: options.inputs, files: files) {
             throw .usage(refusal)
@@ -95,6 +95,7 @@ public enum AggregateJob {
         summary.neutral = totals.neutral
         summary.badLines = result.badLineCount
         summary.leftOutDocuments = result.leftOut
+        summary.replacedLines = result.replacedLines
         summary.distinctJokes = result.tally.countedJokes
         summary.inputBytes = result.inputBytes
         facts.summary = summary

@@ -19,6 +19,7 @@ public enum JobError: Error, Sendable {
         case .input(.managedExport): 64
         case .input(.corruptExport): 65
         case .input(.incompleteExport): 65
+        case .input(.unnamedChange): 65
         case .output(.cannotCreate): 73
         case .output(.writeFailed): 74
         }
@@ -40,6 +41,9 @@ public enum JobError: Error, Sendable {
             "\(path) is a Firestore managed export; this command reads NDJSON files only"
         case .input(.corruptExport(let path, let offset, let reason)): "\(path): corrupt export at byte \(offset): \(reason)"
         case .input(.incompleteExport(let path, let reason)): "\(path): incomplete export: \(reason)"
+        case .input(.unnamedChange(let path, let line)):
+            "\(path):\(line): a change file's line must start with {\"name\":\" and name its document without "
+                + "escapes (the run cannot tell which document it replaces); nothing written"
         case .output(.cannotCreate(let path, let reason)): "cannot create \(path): \(reason)"
         case .output(.writeFailed(let path, let reason)): "error writing \(path): \(reason)"
         }

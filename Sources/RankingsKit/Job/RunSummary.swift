@@ -13,6 +13,8 @@ struct RunSummary: Sendable, Equatable {
     /// Documents or entities of other collections (typed lines, managed exports): not events,
     /// not bad.
     var leftOutDocuments = 0
+    /// Lines of layered night folders that a later change file replaces: not events, not bad.
+    var replacedLines = 0
     var distinctJokes = 0
     var inputBytes: Int64 = 0
     var seconds = 0.0
@@ -29,6 +31,9 @@ struct RunSummary: Sendable, Equatable {
         if leftOutDocuments > 0 {
             text += ", " + counted(leftOutDocuments, "document", "documents") + " of other collections left out"
         }
+        if replacedLines > 0 {
+            text += ", " + counted(replacedLines, "line", "lines") + " replaced by later change files"
+        }
         return text + "), " + counted(badLines, "bad line", "bad lines") + ", " + counted(distinctJokes, "joke", "jokes")
             + ", " + counted(inputBytes, "byte", "bytes") + " in \(format3(seconds)) s"
     }
@@ -41,7 +46,7 @@ struct RunSummary: Sendable, Equatable {
             ("filtered_out", String(filteredOut)), ("duplicates_removed", String(duplicatesRemoved)),
             ("hilarious", String(hilarious)),
             ("horrible", String(horrible)), ("neutral", String(neutral)), ("bad_lines", String(badLines)),
-            ("left_out_documents", String(leftOutDocuments)),
+            ("left_out_documents", String(leftOutDocuments)), ("replaced_lines", String(replacedLines)),
             ("distinct_jokes", String(distinctJokes)), ("input_bytes", String(inputBytes)),
             ("seconds", format3(seconds)), ("exit_status", String(exitStatus)),
         ]

@@ -43,6 +43,10 @@ public enum InputError: Error, Sendable, Equatable {
     /// that cannot be a complete export (a file twice, a path that leaves the export): status
     /// 65, the export is damaged. `path` is the metadata file that says so.
     case incompleteExport(path: String, reason: String)
+    /// A line of a layered folder's change file whose document name cannot be read as the
+    /// fetch writes it (`{"name":"` first, no escape in the name): the run cannot know which
+    /// documents it replaces (status 65).
+    case unnamedChange(path: String, line: Int)
 }
 
 /// Reads an input's descriptor: a range of a regular file with `pread` from `offset`, so

@@ -37,6 +37,9 @@ struct InputFile: Sendable {
     let size: Int64
     /// Device and inode of a regular file, to recognise the run's own outputs.
     let identity: FileIdentity?
+    /// Its place in a layered night folder, for a base or change file of a directory that
+    /// holds change files (`LayeredFolder`); nil for every other input.
+    var layer: ChangeLayer?
 
     /// Threads may read byte ranges of it: a regular uncompressed file.
     var canSplit: Bool { size > 0 && compression == .none && format.splitUnit != nil }
@@ -64,7 +67,9 @@ struct InputFile: Sendable {
     ///   - warn: told about each directory entry skipped because it is not a regular file.
     ///   - managedExports: read a Firestore managed export's directory (its output files, as its
     ///     metadata lists them); false refuses one (`migrate` rewrites JSON lines only).
-    static func resolve(_ arguments: [String], managedExports: Bool = true,
+    ///   - layers: read the change files of a layered night folder (`LayeredFolder`) first and
+    ///     give its files their layers; false reads them as any other file.
+    static func resolve(_ arguments: [String], managedExports: Bool = true, layers: Bool = false,
                                warn: (String) -> Void = { _ in }) throws(InputError) -> [InputFile] {
         var files: [InputFile] = []
         for argument in arguments {
@@ -97,9 +102,12 @@ struct InputFile: Sendable {
                 warn("rankings: skipped \(DirectoryNames.join(argument, skipped.name)): \(skipped.why)")
             }
             if listing.exportNames.isEmpty { throw .noExportFiles(directory: argument) }
+            var listed: [InputFile] = []
             for name in listing.exportNames {
-                files.append(try check(DirectoryNames.join(argument, name)))
+                listed.append(try check(DirectoryNames.join(argument, name)))
             }
+            if layers { try LayeredFolder.attach(&listed, names: listing.exportNames) }
+            files += listed
         }
         return files
     }

@@ -93,6 +93,24 @@ final class ByteInterner: @unchecked Sendable {
         }
     }
 
+    /// The index of `key`, nil when it was never interned. Only reads, so threads may share an
+    /// interner that no one writes to any more.
+    @inline(__always)
+    func index(of key: UnsafeBufferPointer<UInt8>) -> Int? {
+        let h = hash(key)
+        var i = Int(truncatingIfNeeded: h) & slotMask
+        while true {
+            let s = slots[i]
+            if s == 0 { return nil }
+            let e = Int(s &- 1)
+            if hashes[e] == h && Int(lengths[e]) == key.count
+                && (key.count == 0 || Self.same(starts[e], key.baseAddress!, key.count)) {
+                return e
+            }
+            i = (i &+ 1) & slotMask
+        }
+    }
+
     func withKey<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try body(UnsafeBufferPointer(start: starts[index], count: Int(lengths[index])))
     }
