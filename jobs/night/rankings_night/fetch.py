@@ -15,7 +15,8 @@ from .export import fetch_export
 from .firestore import Firestore, Query, count, now
 from .folders import Run, held
 from .log import one_line
-from .snapshot import SNAPSHOT, Damaged, Writer, document_line, drift, format_time, parse_time, sorted_lines
+from .snapshot import SNAPSHOT, SNAPSHOT_GZ, Damaged, GzipWriter, Writer, document_line, drift, format_time, \
+    parse_time, sorted_lines
 from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure, status_of
 from .stream import Broken
 from .transport import FirestoreError, Refused
@@ -69,7 +70,10 @@ class Fetch:
         self.settings, self.folder = settings, folder
         self.previous_folder, self.previous = previous_folder, previous
         self.firestore = firestore if firestore is not None else Firestore(settings, say)
-        self.path = os.path.join(folder, SNAPSHOT)
+        # A night that keeps no state keeps its snapshot compressed (snapshot.py): its file
+        # system is the container's memory.
+        self.gzip = settings.firestore_snapshot == "gzip"
+        self.path = os.path.join(folder, SNAPSHOT_GZ if self.gzip else SNAPSHOT)
         self.record = {"method": "rest", "project": settings.firestore_project, "collection": COLLECTION,
                        "database": settings.firestore_database, "documents_read": 0, "drift_documents": 0,
                        "watermark": None, "since": None, "full_reason": None, "fallback": False, "streams": 1}
@@ -95,7 +99,7 @@ class Fetch:
 
     def read(self, query, out):
         for page in query.pages():
-            out.write_lines([document_line(document) for document in page])
+            out.write_lines([document_line(document, self.gzip) for document in page])
             with self.lock:
                 self.record["documents_read"] += len(page)
 
@@ -149,7 +153,7 @@ class Fetch:
         """One stream, in a process of its own: the documents of one range into a file of its
         own, proven by its COUNT; (path, documents read), or the failure with what it had read."""
         low, high, counted = part
-        out = Writer(os.path.join(self.folder, f".range-{number:04d}"))
+        out = self.writer(os.path.join(self.folder, f".range-{number:04d}"))
         try:
             self.read(Query(self.firestore, COLLECTION, read_time=read_time, low=low, high=high), out)
         except Exception as error:
@@ -196,9 +200,9 @@ class Fetch:
                 raise
             self.record["documents_read"] += sum(read for _, read in files)
             seconds = max(time.monotonic() - begun, 0.001)
-            out = Writer(self.path)
-            for path, _ in files:
-                out.copy(path)
+            out = Writer(self.path)     # the parts' bytes as they are: gzip members concatenate
+            for path, read in files:
+                out.copy(path, read if self.gzip else None)
             documents, digest = out.close()
         except Refused as refused:
             if expired(refused):
@@ -218,8 +222,13 @@ class Fetch:
     def base(self, documents, digest):
         """The record's fields of a night whose one file is the base it wrote."""
         size = os.stat(self.path).st_size
-        return {"layers": [{"file": SNAPSHOT, "lines": documents, "bytes": size, "sha256": digest}],
+        if self.gzip:
+            self.record["snapshot_form"] = "gzip"
+        return {"layers": [{"file": os.path.basename(self.path), "lines": documents, "bytes": size, "sha256": digest}],
                 "bytes_written": self.bytes_written + size, "compacted": None}
+
+    def writer(self, path):
+        return GzipWriter(path) if self.gzip else Writer(path)
 
     def outlived(self, read_time):
         seconds = time.monotonic() - self.started
@@ -422,7 +431,7 @@ class Fetch:
         counted = query.count()
         if self.total(query.read_time) == 0:
             raise self.empty(query.read_time)
-        out = Writer(self.path)
+        out = self.writer(self.path)
         self.read(query, out)
         documents, digest = out.close()
         what = f"{COLLECTION} since {format_time(since)}"
@@ -445,6 +454,8 @@ def previous_night(folder, now_ns):
         record = records.read(folder, now_ns)
     except Damaged as damage:
         return None, f"the previous night's record cannot be used: {damage}"
+    if record.get("snapshot_form") == "gzip":
+        return None, "the previous night's snapshot is compressed (RANKINGS_FIRESTORE_SNAPSHOT=gzip): never built on"
     if not os.path.isfile(os.path.join(folder, SNAPSHOT)):
         return None, f"the previous night has no {SNAPSHOT}"
     return record, None

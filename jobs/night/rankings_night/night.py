@@ -17,7 +17,7 @@ from . import auth, fetch, files, history, layers, metrics, proving, publish, st
 from .firestore import Firestore
 from .log import severity_of
 from .settings import PASSED
-from .snapshot import document_at
+from .snapshot import SNAPSHOT_GZ, document_at
 from .statuses import CANT_CREATE, CONFIG, DATA, STOPPED, TEMPFAIL, UNAVAILABLE, Failure
 from .transport import FirestoreError
 from .zone import zone
@@ -186,7 +186,8 @@ class Night:
         each costs a pass over the file."""
         where, _, rest = line.partition(": ")
         path, _, number = where.rpartition(":")
-        if not (rest and number.isdigit() and layers.is_layer(os.path.basename(path)) and self.named_lines < 10):
+        if not (rest and number.isdigit() and self.named_lines < 10
+                and (layers.is_layer(os.path.basename(path)) or os.path.basename(path) == SNAPSHOT_GZ)):
             return line
         self.named_lines += 1
         name = document_at(path if os.path.isabs(path) else os.path.join(self.snapshot or "", path), int(number))

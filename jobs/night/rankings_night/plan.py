@@ -28,6 +28,8 @@ def plan(settings, previous, damage, now_ns, collection="rating_events"):
         return Plan("window", "RANKINGS_FIRESTORE_SINCE is set", since=since)
     if settings.firestore_incremental == "no":
         return Plan("full", "RANKINGS_FIRESTORE_INCREMENTAL=no")
+    if settings.firestore_snapshot == "gzip":
+        return Plan("full", "RANKINGS_FIRESTORE_SNAPSHOT=gzip: a compressed night is never built on")
     if previous is None:
         return Plan("full", damage or "no previous night")
     wanted = {"method": "rest", "project": settings.firestore_project, "database": settings.firestore_database,

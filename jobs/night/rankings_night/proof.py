@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from . import parallel
 from .firestore import count
-from .snapshot import parse_time
+from .snapshot import open_lines, parse_time
 from .statuses import DATA, Failure
 from .stream import Broken, value_key
 from .transport import Refused
@@ -237,7 +237,7 @@ def refused(snapshot, where=None, timestamps=False):
     proof's COUNTs (with `where`) match. The snapshot is the one the job read: one Firestore
     Document a line (snapshot.py), a path, or its lines (a layered night's: layers.lines)."""
     result = Refusals()
-    with (open(snapshot, "rb") if isinstance(snapshot, (str, os.PathLike)) else contextlib.nullcontext(snapshot)) as lines:
+    with (open_lines(snapshot) if isinstance(snapshot, (str, os.PathLike)) else contextlib.nullcontext(snapshot)) as lines:
         for raw in lines:
             if _plainly_counted(raw, timestamps) or not raw.strip():
                 continue

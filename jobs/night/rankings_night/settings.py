@@ -140,6 +140,7 @@ TABLE = {s.name: s for s in [
     _s("RANKINGS_FIRESTORE_SINCE", since),
     _s("RANKINGS_FIRESTORE_STREAMS", whole(1, 64), "8"),
     _s("RANKINGS_FIRESTORE_PITR", choice("yes", "no"), "no"),
+    _s("RANKINGS_FIRESTORE_SNAPSHOT", choice("plain", "gzip"), "plain"),
     _s("RANKINGS_BOARD_PROOF", choice("yes", "required", "no"), "yes"),
     _s("FIRESTORE_EMULATOR_HOST", pattern(r"[A-Za-z0-9.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:]+\]:[0-9]{1,5}", "HOST:PORT")),
 ]}

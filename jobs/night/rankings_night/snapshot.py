@@ -2,15 +2,31 @@
 line, in strictly increasing name order (a full night writes it so, an incremental night keeps it
 so by merging), so a merge and a comparison are one pass over sorted files, with memory for
 tonight's answer only. Each snapshot's SHA-256 is recorded when it is written (record.py) and
-checked on the next night's pass before anything is built on it. Times are exact nanoseconds."""
+checked on the next night's pass before anything is built on it. Times are exact nanoseconds.
+
+A night without kept state (RANKINGS_FIRESTORE_SNAPSHOT=gzip) keeps rating_events.ndjson.gz
+instead: the same lines less createTime and updateTime, gzip-compressed by each stream as it
+reads (one gzip member a stream, concatenated), since its file system is the container's memory;
+no night builds on it. Its digest, as the plain file's, is of the bytes kept."""
+import ctypes
 import datetime
+import gzip
 import hashlib
 import json
 import os
+import zlib
 
 from . import files
 
 SNAPSHOT = "rating_events.ndjson"
+SNAPSHOT_GZ = SNAPSHOT + ".gz"
+# What neither the job nor the proof reads: two times to the microsecond on Firestore, which
+# compress poorly (the simulator's are all one time, so BENCHMARKS understates this).
+UNREAD = ("createTime", "updateTime")
+# zlib's level 1: 8 % larger than level 6 (66 bytes a vote against 61) for half its CPU (1.7 s a
+# million votes against 3.3), in streams whose CPU is already the night's pace (BENCHMARKS, "A
+# night without a volume").
+LEVEL = 1
 NAME_PREFIX = b'{"name":"'
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -22,8 +38,11 @@ class Damaged(Exception):
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def document_line(document):
-    """A Document's line: its name first (what line_name reads without decoding), then the rest."""
+def document_line(document, slim=False):
+    """A Document's line: its name first (what line_name reads without decoding), then the rest
+    (less UNREAD when slim)."""
+    if slim:
+        document = {k: v for k, v in document.items() if k not in UNREAD}
     if next(iter(document)) != "name":     # Firestore sends it first: reordered only if not
         ordered = {"name": document["name"]}
         ordered.update((k, v) for k, v in document.items() if k != "name")
@@ -45,11 +64,30 @@ def line_name(line):
     return name
 
 
+def snapshot_path(folder):
+    """The night's snapshot: rating_events.ndjson, or the compressed one of a night that kept none."""
+    plain = os.path.join(folder, SNAPSHOT)
+    compressed = os.path.join(folder, SNAPSHOT_GZ)
+    return compressed if not os.path.exists(plain) and os.path.exists(compressed) else plain
+
+
+def open_lines(path):
+    """A snapshot opened for its lines, gzip or not (by its magic bytes, as the job tells)."""
+    file = open(path, "rb")
+    try:
+        if file.peek(2)[:2] == b"\x1f\x8b":
+            return gzip.GzipFile(fileobj=file, mode="rb")   # reads every member
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
 def document_at(path, number):
     """The document name on line `number` of a snapshot, or None: what a bad line the job names in
     a file that goes with its night (a container's) is in Firestore, where an operator can look."""
     try:
-        with open(path, "rb") as lines:
+        with open_lines(path) as lines:
             for at, line in enumerate(lines, 1):
                 if at == number:
                     return line_name(line)
@@ -61,7 +99,7 @@ def document_at(path, number):
 def sorted_lines(path, digest=None):
     """(name, line) of each line, checking the order it promises; feeds digest the bytes read."""
     previous = None
-    with open(path, "rb") as lines:
+    with open_lines(path) as lines:
         for number, line in enumerate(lines, 1):
             if digest is not None:
                 digest.update(line)
@@ -97,12 +135,20 @@ class Writer:
         self._write(b"".join(lines))
         self.lines += len(lines)
 
-    def copy(self, path):
-        """The lines of a file written by another Writer, appended whole, then the file removed."""
-        with open(path, "rb") as part:
+    def copy(self, path, lines=None):
+        """The lines of a file written by another Writer, appended whole, then the file removed;
+        `lines`: how many it holds, when it is compressed. Each chunk is released from the part
+        once appended, so the two together hold the part's bytes once, not twice (in memory, on
+        a container's file system)."""
+        with open(path, "r+b") as part:     # writable: releasing its bytes is a write
+            at = 0
             while chunk := part.read(1 << 20):
                 self._write(chunk)
-                self.lines += chunk.count(b"\n")
+                if lines is None:
+                    self.lines += chunk.count(b"\n")
+                _release(part.fileno(), at, len(chunk))
+                at += len(chunk)
+        self.lines += lines or 0
         os.unlink(path)
 
     def close(self):
@@ -113,6 +159,41 @@ class Writer:
         except OSError as error:
             raise OSError(error.errno, error.strerror, self.path) from None
         return self.lines, self.digest.hexdigest()
+
+
+class GzipWriter(Writer):
+    """A Writer of one gzip member, compressed as it is written, in the writing process (a
+    stream's own); counted by lines, digested as the bytes kept."""
+
+    def __init__(self, path, level=LEVEL):
+        super().__init__(path)
+        self.deflate = zlib.compressobj(level, zlib.DEFLATED, 31)    # 31: a gzip member
+
+    def write(self, line):
+        self.write_lines([line])
+
+    def write_lines(self, lines):
+        self._write(self.deflate.compress(b"".join(lines)))
+        self.lines += len(lines)
+
+    def close(self):
+        self._write(self.deflate.flush())
+        return super().close()
+
+
+_PUNCH_HOLE = 0x03      # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+try:
+    _fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+    _fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+except (OSError, AttributeError):
+    _fallocate = None
+
+
+def _release(fd, offset, length):
+    """The file's bytes at [offset, offset + length) given back to the file system (tmpfs, ext4 and
+    xfs can); where it cannot, they are given back when the file is removed."""
+    if _fallocate is not None:
+        _fallocate(fd, _PUNCH_HOLE, offset, length)
 
 
 def merge(previous_path, expected, changed, out):
