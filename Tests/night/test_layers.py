@@ -24,6 +24,9 @@ from rankings_night.snapshot import parse_time  # noqa: E402
 
 CHANGES_1, CHANGES_2 = "rating_events.changes-000001.ndjson", "rating_events.changes-000002.ndjson"
 BASE = "rating_events.ndjson"
+# The real job, when it is built: every kept night it reads must make the board a full read at
+# the night's readTime makes. CI runs this file again with it after the Swift build.
+RANKINGS = os.environ.get("TEST_RANKINGS") or os.path.join(harness.ROOT, ".build", "debug", "rankings")
 
 
 class LayerCase(FetchCase):
@@ -41,6 +44,21 @@ class LayerCase(FetchCase):
             self.expect(f"{name}: problems", layered.problems(folder), [])
             _, documents = fake.at(parse_time(layered.record(folder)["read_time"]))
             self.expect(f"{name}: the collection at its readTime", layered.documents(folder), documents)
+            if os.access(RANKINGS, os.X_OK):
+                self.expect(f"{name}: the job's board of the kept night", self.board(folder),
+                            self.board(self.full_read(documents)))
+
+    def full_read(self, documents):
+        """A file of what a full read at the same readTime would hold."""
+        path = os.path.join(tempfile.mkdtemp(dir=self.dir, prefix=".full-"), BASE)
+        with open(path, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(d, separators=(",", ":")) + "\n" for d in documents)
+        return path
+
+    def board(self, path):
+        """`rankings aggregate PATH` (the real job): the board, or its failure."""
+        ran = harness.run([RANKINGS, "aggregate", "--quiet", "--computed-at", "2026-11-28T05:00:00Z", path])
+        return ran.stdout if ran.returncode == 0 else f"{ran.returncode}: {ran.stderr}"
 
     def inode(self, folder, name):
         return os.stat(os.path.join(folder, name)).st_ino
