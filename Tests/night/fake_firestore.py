@@ -277,7 +277,7 @@ class FakeFirestore:
         where = query.get("where")
         filters = [] if where is None else where["compositeFilter"]["filters"] \
             if "compositeFilter" in where and where["compositeFilter"].get("op") == "AND" else [where]
-        parsed = {"since": None, "low": None, "high": None, "cursor": None, "limit": query.get("limit")}
+        parsed = {"since": None, "until": None, "low": None, "high": None, "cursor": None, "limit": query.get("limit")}
         prefix = f"{self.root}/{self.collection}/"
         for one in filters:
             if set(one) != {"fieldFilter"}:
@@ -286,6 +286,8 @@ class FakeFirestore:
                 one["fieldFilter"]["value"]
             if (path, op) == ("timestamp", "GREATER_THAN_OR_EQUAL") and "timestampValue" in value:
                 parsed["since"] = parse_time(value["timestampValue"])
+            elif (path, op) == ("timestamp", "LESS_THAN") and "timestampValue" in value:
+                parsed["until"] = parse_time(value["timestampValue"])
             elif path == "__name__" and op in ("GREATER_THAN_OR_EQUAL", "LESS_THAN") \
                     and value.get("referenceValue", "").startswith(prefix):
                 parsed["low" if op == "GREATER_THAN_OR_EQUAL" else "high"] = value["referenceValue"][len(prefix):]
@@ -325,14 +327,17 @@ class FakeFirestore:
         ids, documents = self.at(read_time)
         first = 0 if parsed["low"] is None else bisect.bisect_left(ids, parsed["low"])
         end = len(ids) if parsed["high"] is None else bisect.bisect_left(ids, parsed["high"])
-        if parsed["since"] is None and parsed["order"] == ["__name__"]:
+        timed = parsed["since"] is not None or parsed["until"] is not None
+        if not timed and parsed["order"] == ["__name__"]:
             return documents[first:end]
         out = []
         for document in documents[first:end]:
             stamp = document["fields"].get("timestamp", {})
-            if (parsed["since"] is not None or "timestamp" in parsed["order"]) and "timestampValue" not in stamp:
+            if (timed or "timestamp" in parsed["order"]) and "timestampValue" not in stamp:
                 continue    # Firestore's filter and order on a field hold only documents with it
             if parsed["since"] is not None and parse_time(stamp["timestampValue"]) < parsed["since"]:
+                continue
+            if parsed["until"] is not None and parse_time(stamp["timestampValue"]) >= parsed["until"]:
                 continue
             out.append(document)
         out.sort(key=lambda d: self.key(parsed, d))

@@ -148,7 +148,7 @@ class Compact(harness.Case):
         # A plain night after it is built on again; a compressed one after a plain night reads
         # everything, and measures drift against the plain one.
         folder, record, _ = self.fetch(fake, "state")
-        self.expect("a plain night's next", record["mode"], "incremental")
+        self.expect("a plain night's next", (record["mode"], record["full_reason"]), ("incremental", None))
         folder, record, _ = self.fetch(fake, "state", RANKINGS_FIRESTORE_SNAPSHOT="gzip")
         self.expect("a compressed night after a plain one", (record["mode"], record["drift_documents"]), ("full", 0))
 

@@ -19,7 +19,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import layered  # noqa: E402
 from test_fetch import FetchCase, counter_id, seeded  # noqa: E402
-from rankings_night import folders, history, layers, proof, proving  # noqa: E402
+from rankings_night import fetch, folders, history, layers, proof, proving  # noqa: E402
 from rankings_night.snapshot import parse_time  # noqa: E402
 
 CHANGES_1, CHANGES_2 = "rating_events.changes-000001.ndjson", "rating_events.changes-000002.ndjson"
@@ -117,6 +117,36 @@ class Nights(LayerCase):
         self.expect("no change file", sorted(n for n in os.listdir(compacted) if n.startswith("rating")), [BASE])
         self.expect_every_night_whole(fake)
 
+
+    def test_eight_streams_read_the_margin_in_spans_of_time_each_vote_once(self):
+        fake = seeded(100)
+        self.expect_night(self.night(fake), 0)
+        base = parse_time(layered.record(self.folder())["read_time"])
+        hour = 3600 * 10**9
+        # Votes over the whole margin, one on every span's edge, and one stamped a day ahead.
+        stamps = [base - 47 * hour + i * hour * 6 for i in range(8)] + [base + 86400 * 10**9]
+        marks = fetch.slices(base - 48 * hour, base + hour, 8)
+        stamps += [parse_time(f["compositeFilter"]["filters"][0]["fieldFilter"]["value"]["timestampValue"])
+                   for f in marks if "compositeFilter" in f]
+        for i, stamp in enumerate(stamps):
+            fake.put(f"zz-span-{i:02d}", timestamp=stamp, rating=5, joke_id="joke-s")
+        done = self.night(fake, RANKINGS_FIRESTORE_STREAMS=8)
+        self.expect_night(done, 0, f"{len(stamps)} documents since")
+        record = self.record()
+        self.expect("read once each", (record["mode"], record["documents_read"], record["snapshot_documents"]),
+                    ("incremental", len(stamps), 100 + len(stamps)))
+        self.expect_every_night_whole(fake)
+
+    def test_the_spans_meet_without_a_gap_and_the_last_is_open(self):
+        spans = fetch.slices(0, 8 * 10**9, 4)
+        edges = [[(f["fieldFilter"]["op"], f["fieldFilter"]["value"]["timestampValue"])
+                  for f in (s["compositeFilter"]["filters"] if "compositeFilter" in s else [s])] for s in spans]
+        self.expect("spans", edges, [
+            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:00.000000Z"), ("LESS_THAN", "1970-01-01T00:00:02.000000Z")],
+            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:02.000000Z"), ("LESS_THAN", "1970-01-01T00:00:04.000000Z")],
+            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:04.000000Z"), ("LESS_THAN", "1970-01-01T00:00:06.000000Z")],
+            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:06.000000Z")]])
+        self.expect("one stream: the query whole", fetch.slices(0, 8 * 10**9, 1), [fetch.since_filter(0)])
 
     def test_a_night_of_no_changes_is_its_links_alone(self):
         fake = seeded(100)

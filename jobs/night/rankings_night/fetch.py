@@ -57,6 +57,28 @@ def since_filter(nanoseconds):
                             "value": {"timestampValue": format_time(nanoseconds)}}}
 
 
+def slices(watermark, read_time, streams):
+    """The incremental query cut by timestamp into up to `streams` filters read side by side (one
+    stream at Firestore's pace takes 25 s for 100,000 documents): equal spans of time from the
+    watermark to the readTime, the last open-ended (a vote stamped ahead of the clock), each
+    bound written once so the spans meet without a gap or an overlap. A document has one
+    timestamp at one readTime, so it is in one span; their COUNT is the whole query's."""
+    if streams == 1 or read_time <= watermark:
+        return [since_filter(watermark)]
+    bounds = sorted({format_time(watermark + (read_time - watermark) * i // streams) for i in range(streams)})
+    spans = []
+    for i, low in enumerate(bounds):
+        span = [_timestamp_filter("GREATER_THAN_OR_EQUAL", low)]
+        if i + 1 < len(bounds):
+            span.append(_timestamp_filter("LESS_THAN", bounds[i + 1]))
+        spans.append(span[0] if len(span) == 1 else {"compositeFilter": {"op": "AND", "filters": span}})
+    return spans
+
+
+def _timestamp_filter(op, text):
+    return {"fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": op, "value": {"timestampValue": text}}}
+
+
 def expired(refused):
     """Firestore's answer to a read at a readTime older than it keeps."""
     return refused.code == 400 and refused.reason == "FAILED_PRECONDITION" and "too old" in str(refused)
@@ -270,14 +292,21 @@ class Fetch:
         checked = {}
         checker = threading.Thread(target=self._check, args=(layering.of(self.previous), checked), daemon=True)
         checker.start()
-        query = Query(self.firestore, COLLECTION, where=since_filter(watermark), order_by=("timestamp", "__name__"))
         changed, created, held = {}, {}, set()
         try:
-            for page in query.pages():
-                changed.update((d["name"], document_line(d)) for d in page)
-                created.update((d["name"], d.get("createTime")) for d in page)
-                held.update(d["name"] for d in page if self.held_already(d))
-                self.record["documents_read"] += len(page)
+            query = Query(self.firestore, COLLECTION, where=since_filter(watermark), read_time=self.start())
+
+            def read(where):
+                for page in Query(self.firestore, COLLECTION, where=where, order_by=("timestamp", "__name__"),
+                                  read_time=query.read_time).pages():
+                    with self.lock:
+                        changed.update((d["name"], document_line(d)) for d in page)
+                        created.update((d["name"], d.get("createTime")) for d in page)
+                        held.update(d["name"] for d in page if self.held_already(d))
+                        self.record["documents_read"] += len(page)
+
+            parallel.each(read, slices(watermark, parse_time(query.read_time), self.settings.firestore_streams),
+                          self.settings.firestore_streams)
         except Refused as refused:
             raise NotProven(f"Firestore refused the incremental query: {refused}") from None
         except Broken as broken:
