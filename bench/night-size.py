@@ -12,7 +12,9 @@ of its own at a per-stream rate like production's:
   the simulator's COUNTs; no publish, see below) unless `--no-whole-night`;
   Every night after the first also reads the changes of the nights before it: they are
   minutes apart, all within the incremental query's 48 h margin (production's nights are a day
-  apart, so it reads about two nights' changes). The first incremental night is the one of 1 %;
+  apart, so it reads about two nights' changes). The first incremental night is the one of 1 %.
+  Each night's changed votes are stamped over the day before it, as a day of votes is, so the
+  incremental night's spans of time share them as a real day's (about half of its streams);
 - the disk the kept nights hold (distinct inodes under the fetch's folder) against one snapshot;
 - the merge alone (while the fetch still merges) and the job on the last snapshot.
 
@@ -156,14 +158,22 @@ def disk(directory):
 
 
 def change(port, votes, documents, number, share):
-    """`share` % of the votes changed, stamped now: half new votes, half re-ratings of the
-    generator's votes (others each night). Returns how many."""
+    """`share` % of the votes changed, stamped over the day before now as a day of the app's
+    votes is (so the incremental night's spans of time share them as they would a real day's):
+    half new votes, half re-ratings of the generator's votes (others each night). Returns how
+    many."""
     changed = max(round(documents * share / 100), 2)
+    now = time.time()
+
+    def stamp(i):
+        moment = now - 86400 * i / changed
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1e6):06d}Z"
+
     new = [{"id": f"zz-new-{number:02d}-{i:09d}", "joke_id": f"joke-{(i * 7919 + number) % 500}",
-            "rating": 1 + (i + number) % 5} for i in range(changed // 2)]
+            "rating": 1 + (i + number) % 5, "timestamp": stamp(2 * i)} for i in range(changed // 2)]
     every = max(documents // (changed - len(new)), 1)
-    rerated = [{"id": votes.id(i), "joke_id": "joke-re-rated", "rating": 1 + number % 5}
-               for i in range(number % every, documents, every)][:changed - len(new)]
+    rerated = [{"id": votes.id(i), "joke_id": "joke-re-rated", "rating": 1 + number % 5, "timestamp": stamp(2 * n + 1)}
+               for n, i in enumerate(range(number % every, documents, every))][:changed - len(new)]
     for batch in (new, rerated):
         for start in range(0, len(batch), 5000):
             post(port, batch[start:start + 5000])
