@@ -16,7 +16,7 @@ of its own at a per-stream rate like production's:
   Each night's changed votes are stamped over the day before it, as a day of votes is, so the
   incremental night's spans of time share them as a real day's (about half of its streams);
 - the disk the kept nights hold (distinct inodes under the fetch's folder) against one snapshot;
-- the merge alone (while the fetch still merges) and the job on the last snapshot.
+- the job on the last snapshot.
 
     bench/night-size.sh [--binary PATH] [--documents 1000000,10000000] [--streams 1,4,8,16]
                         [--skip-one-stream] [--rate 4000] [--kept-nights 7] [--changed 1]
@@ -28,10 +28,8 @@ The whole night publishes nothing: the publish commits with a precondition (curr
 which the simulator does not model, so RANKINGS_PUBLISH is empty.
 """
 import argparse
-import hashlib
 import json
 import os
-import resource
 import shutil
 import socket
 import subprocess
@@ -234,7 +232,6 @@ def measure(options, documents, streams_list, work):
         for number in range(1, options.kept_nights + 1):
             changed = change(port, votes, documents, number, options.changed)
             whole = number == 2 and not options.no_whole_night
-            before = os.path.realpath(os.path.join(chain, "current"))
             if whole:
                 ran = whole_night(options, env, chain, work, streams)
                 notes.append(f"night {number} is `rankings-night run` (fetch, job, proof; no publish): "
@@ -252,10 +249,6 @@ def measure(options, documents, streams_list, work):
                            "n/a" if written is None else f"{written:,}", ran.written, new_bytes(chain),
                            len(night.get("layers") or [None])))
             say(f"{documents}: incremental {nights[-1]}")
-            if number == 1:
-                merge_row = merge_alone(before, chain, night, work)
-                if merge_row:
-                    rows.append(merge_row)
         ran = run([options.rankings, "aggregate", "--quiet", "--threads", "2", "--output",
                    os.path.join(work, "all_time.json"), os.path.join(chain, "current")])
         rows.append(("the job on the last snapshot (`rankings aggregate`, 2 threads)", 0, ran.seconds, ran.memory))
@@ -302,34 +295,6 @@ def whole_night(options, env, chain, work, streams):
     lines = [line.split("proof: ", 1)[1] for line in ran.err.splitlines() if "proof: " in line]
     ran.proof = lines[-1] if lines else None
     return ran
-
-
-def merge_alone(previous, chain, night, work):
-    """The merge of the night before with tonight's answer, in this process, while the fetch
-    merges (a night without layers); None once it does not."""
-    if night.get("layers") or not hasattr(snapshot, "merge"):
-        return None
-    answer = {}
-    with open(os.path.join(chain, "current", snapshot.SNAPSHOT), "rb") as lines:
-        for line in lines:
-            if b"zz-new-" in line or b"joke-re-rated" in line:
-                answer[snapshot.line_name(line)] = line
-    started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out = snapshot.Writer(os.path.join(work, "merged.ndjson"))
-    with open(os.path.join(previous, snapshot.SNAPSHOT), "rb") as f:
-        digest, lines = hashlib.sha256(), 0
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-            lines += chunk.count(b"\n")
-    try:
-        snapshot.merge(os.path.join(previous, snapshot.SNAPSHOT), (lines, digest.hexdigest()), answer, out)
-    except TypeError:
-        return None     # a merge of another form: not today's
-    finally:
-        out.close()
-    os.unlink(out.path)
-    return (f"the merge alone ({len(answer)} documents into {lines})", 0, time.monotonic() - started,
-            max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, before) / 1024)
 
 
 def say(text):

@@ -8,7 +8,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import snapshot as snap  # noqa: E402
+from rankings_night import layers, snapshot as snap  # noqa: E402
 from rankings_night.stream import Broken, read_count, read_page, value_key  # noqa: E402
 
 BASE = "projects/p/databases/(default)/documents/rating_events/"
@@ -31,8 +31,12 @@ class Snapshots(harness.Case):
         return out.path, out.close()
 
     def merged(self, previous, expected, changed):
+        """A compaction's merge (layers.py) of one checked layer and tonight's changes."""
+        layer = {"file": os.path.basename(previous), "lines": expected[0], "sha256": expected[1], "bytes": None}
+        checked = layers.verify(self.folder, [layer])
         out = snap.Writer(os.path.join(self.folder, f"merged{len(os.listdir(self.folder))}"))
-        snap.merge(previous, expected, changed, out)
+        for _, line in layers.merged(self.folder, checked, ((n, changed[n]) for n in sorted(changed))):
+            out.write(line)
         return out.path, out.close()
 
     def test_merge_replaces_inserts_and_keeps_order(self):

@@ -1,7 +1,7 @@
 """A night's snapshot of rating_events: rating_events.ndjson, one Firestore REST Document per
-line, in strictly increasing name order (a full night writes it so, an incremental night keeps it
-so by merging), so a merge and a comparison are one pass over sorted files, with memory for
-tonight's answer only. Each snapshot's SHA-256 is recorded when it is written (record.py) and
+line, in strictly increasing name order (a full read and a compaction write it so; an incremental
+night's change file is sorted the same way, layers.py), so a merge and a comparison are one pass
+over sorted files. Each snapshot's SHA-256 is recorded when it is written (record.py) and
 checked on the next night's pass before anything is built on it. Times are exact nanoseconds.
 
 A night without kept state (RANKINGS_FIRESTORE_SNAPSHOT=gzip) keeps rating_events.ndjson.gz
@@ -194,28 +194,6 @@ def _release(fd, offset, length):
     xfs can); where it cannot, they are given back when the file is removed."""
     if _fallocate is not None:
         _fallocate(fd, _PUNCH_HOLE, offset, length)
-
-
-def merge(previous_path, expected, changed, out):
-    """Writes to out (a Writer) the previous snapshot with every document of changed (name ->
-    line) in place of its earlier version and the new ones in their places. The previous file
-    must be the one its record describes: `expected` is (lines, sha256); Damaged otherwise."""
-    pending = sorted(changed)
-    digest, i, read = hashlib.sha256(), 0, 0
-    for name, line in sorted_lines(previous_path, digest):
-        read += 1
-        while i < len(pending) and pending[i] < name:
-            out.write(changed[pending[i]])
-            i += 1
-        if i < len(pending) and pending[i] == name:
-            line = changed[name]
-            i += 1
-        out.write(line)
-    for name in pending[i:]:
-        out.write(changed[name])
-    if (read, digest.hexdigest()) != tuple(expected):
-        raise Damaged(f"{previous_path} is not the snapshot its record describes ({read} documents, "
-                      f"SHA-256 {digest.hexdigest()[:12]}…, recorded {expected[0]}, {expected[1][:12]}…)")
 
 
 def _vote(line):
