@@ -85,7 +85,9 @@ class Chain(harness.Case):
         with faults.FaultyProxy(server.address) as proxy:
             if fault is not None:
                 proxy.fault(match, fault)
-            done = fetch(directory, self.project, proxy.address, RANKINGS_METRICS=os.path.join(directory, "rankings.prom"))
+            # One stream: the incremental query is then one query, the one the fault breaks.
+            done = fetch(directory, self.project, proxy.address, RANKINGS_METRICS=os.path.join(directory, "rankings.prom"),
+                         RANKINGS_FIRESTORE_STREAMS="1")
             asked = len(proxy.chosen(faults.incremental))
         self.expect_exit(done, 0)
         self.expect("incremental queries asked (the night did try one)", asked, 1)
