@@ -1,7 +1,7 @@
 #!/bin/bash
 # The night's loop against Google's own Firestore emulator, outside any container (each suite
 # starts an emulator of its own):
-#   test_nights.py     eight nights on 20,000 votes fetched into one DIR, each incremental one's
+#   test_nights.py     eight nights on 5,000 votes fetched into one DIR, each incremental one's
 #                      document against the collection as written, the drift a full night finds
 #                      (a full read due by days since the last one), the 30-day window at the
 #                      source, a vote at its very start; rankings-fetch.prom through promtool
@@ -18,7 +18,7 @@
 # Needs `gcloud` with the Firestore emulator component (google-cloud-cli-firestore-emulator) and
 # Java; fails when they are missing. Installs promtool (Debian's prometheus) when missing;
 # google-cloud-firestore comes from PyPI into the virtual environment Tests/firestore/venv.sh
-# makes. About 3 minutes on an idle 2-core machine, most of it the emulator paging 20,000 votes.
+# makes. About 2 minutes on an idle 2-core machine, most of it the emulator paging.
 # Prints one line a test and `N passed, M failed` per suite; exits non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2

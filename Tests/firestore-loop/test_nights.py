@@ -1,4 +1,4 @@
-"""Incremental nights against Google's Firestore emulator: eight nights on 20,000 votes, each
+"""Incremental nights against Google's Firestore emulator: eight nights on 5,000 votes, each
 fetched by rankings-fetch-firestore into one DIR as the night does, each compared with what the
 test itself wrote: the document the job makes from DIR/current must be the one it makes from the
 collection as written, byte for byte, on every night but the one COUNT cannot see, and on that
@@ -19,7 +19,7 @@ import faults
 import harness
 
 PROJECT = "demo-rankings-nights"
-VOTES = 20_000
+VOTES = 5_000
 server = work = None
 
 
@@ -44,7 +44,7 @@ class Nights(harness.Case):
         cls.db = emu.client(PROJECT, server.address)
         cls.rng = random.Random(27)
         cls.now = datetime.datetime.now(support.UTC)
-        # 20,000 votes over the last 200 days; a device votes on a joke once a week.
+        # 5,000 votes over the last 200 days; a device votes on a joke once a week.
         cls.collection = support.votes(cls.rng, VOTES, 200)
         cls.names = sorted(cls.collection)
         cls.write(cls.collection.items())
