@@ -190,8 +190,10 @@ def fetch(request, seconds):
         if watch.expired:
             raise _TooSlow(f"no whole answer within {seconds:g}s")
         return status, headers, body
-    except (OSError, http.client.HTTPException):
-        if watch.expired:
+    except (OSError, http.client.HTTPException) as error:
+        # A read the socket's own timeout ended waited `seconds` alone: the watch's limit too,
+        # whichever of the two fired first on a loaded machine.
+        if watch.expired or isinstance(getattr(error, "reason", error), TimeoutError):
             raise _TooSlow(f"no whole answer within {seconds:g}s") from None
         raise
     finally:
