@@ -37,12 +37,7 @@ def each(work, items, workers):
         threading.Thread(target=worker, daemon=True).start()
     results = [None] * len(items)
     for _ in items:
-        while True:
-            try:
-                number, result, error = done.get(timeout=1)
-                break
-            except queue.Empty:
-                continue
+        number, result, error = done.get()     # a signal (the fetch's deadline) still interrupts it
         if error is not None:
             stop.set()
             raise error

@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import zlib
 
 from . import files
@@ -22,6 +23,8 @@ UNREAD = ("createTime", "updateTime")
 LEVEL = 1
 NAME_PREFIX = b'{"name":"'
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+# The offset's form is left to fromisoformat.
+_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-].*)", re.ASCII | re.DOTALL)
 
 
 class Damaged(Exception):
@@ -210,26 +213,12 @@ def drift(held, full_path, watermark):
 
 def parse_time(text):
     """RFC 3339 with Z or an offset and up to nanoseconds, as whole nanoseconds since the epoch."""
-    if not text.isascii():
-        raise ValueError(f"{text!r} is not an RFC 3339 time")
-    main, _, rest = text.partition(".")
-    digits = ""
-    if rest:
-        while rest[:1].isdigit():
-            digits, rest = digits + rest[0], rest[1:]
-        if not digits or len(digits) > 9:
-            raise ValueError(f"{text!r}: a fraction of 1 to 9 digits")
-        offset = rest
-    else:
-        at = max(main.find(c, 19) for c in "Zz+-")
-        main, offset = (main[:at], main[at:]) if at > 0 else (main, "")
-    if offset in ("Z", "z"):
-        offset = "+00:00"
-    if len(main) != 19 or main[10] not in "Tt" or not offset or not main.replace("-", "").replace(":", "")[:8].isdigit():
+    match = _TIME.fullmatch(text)
+    if not match:
         raise ValueError(f"{text!r} is not an RFC 3339 time with an offset")
-    moment = datetime.datetime.fromisoformat(main[:10] + "T" + main[11:] + offset)
-    seconds = (moment - EPOCH) // datetime.timedelta(seconds=1)
-    return seconds * 1_000_000_000 + int(digits.ljust(9, "0") or 0)
+    date, clock, digits, offset = match.groups()
+    moment = datetime.datetime.fromisoformat(f"{date}T{clock}{'+00:00' if offset in 'Zz' else offset}")
+    return (moment - EPOCH) // datetime.timedelta(seconds=1) * 1_000_000_000 + int((digits or "0").ljust(9, "0"))
 
 
 def format_time(nanoseconds):
