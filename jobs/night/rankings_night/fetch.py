@@ -116,7 +116,6 @@ class Fetch:
                 self.record["documents_read"] += len(page)
 
     def count(self, read_time, low, high):
-        """[(low, high, count)] of [low, high), cut finer where Firestore cannot COUNT in time."""
         return count(self.firestore, COLLECTION, read_time, low, high, COUNT_WORKERS, say)
 
     def count_all(self, read_time, ranges_):
@@ -218,7 +217,6 @@ class Fetch:
         return self.record
 
     def base(self, documents, digest):
-        """The record's fields of a night whose one file is the base it wrote."""
         size = os.stat(self.path).st_size
         if self.gzip:
             self.record["snapshot_form"] = "gzip"
@@ -242,7 +240,6 @@ class Fetch:
                       final=True)
 
     def measure_drift(self, watermark):
-        """What the previous chain held wrong, against tonight's full read."""
         if self.previous is None:
             return
         if watermark is None:
@@ -380,7 +377,6 @@ class Fetch:
         return documents, new
 
     def layer(self, out):
-        """A file a Writer wrote tonight, closed, as its layer in the record."""
         lines, digest = out.close()
         return {"file": os.path.basename(out.path), "lines": lines, "bytes": os.stat(out.path).st_size,
                 "sha256": digest, "written": True}
