@@ -321,10 +321,10 @@ class Fetch:
             layers = [self.compact(before, changed, names, whole, read_time, since)]
             say(f"rest: {len(changed)} documents since {since} merged into the previous night as a new {SNAPSHOT} "
                 f"(compacted: {why}): {documents} documents at readTime {read_time}, as many as Firestore counts")
+        written = sum(layer["bytes"] for layer in layers if layer.pop("written", False))
         self.record.update(mode="incremental", watermark=since, read_time=read_time,
                            snapshot_documents=documents, layers=layers, compacted=why,
-                           bytes_written=self.bytes_written + sum(layer.pop("written", 0) and layer["bytes"]
-                                                                  for layer in layers),
+                           bytes_written=self.bytes_written + written,
                            last_full_read_time=self.previous["last_full_read_time"],
                            full_rate=self.previous.get("full_rate"), seconds=round(time.monotonic() - self.started, 3))
         return self.record
