@@ -1,10 +1,7 @@
-"""The export method: a managed export of rating_events (exportDocuments) into
-RANKINGS_FIRESTORE_BUCKET, made consistent and proven. It is asked for at a snapshotTime (the
-night's readTime, a whole minute: without one an export promises no consistent view), waited for,
-copied into the night's folder (whose root it becomes), read by `rankings aggregate` (which holds
-the files to the metadata's entity counts), and its rating_events entities must be as many as
-Firestore counts at that snapshotTime. On the emulator, its own export endpoint writes the export
-into the folder directly (it takes no snapshotTime: nothing may write while it runs)."""
+"""The export method: exportDocuments of rating_events into RANKINGS_FIRESTORE_BUCKET at a snapshotTime
+(a whole minute: without one an export is no consistent view), copied into the night's folder, and
+proven: its entities, as `rankings aggregate` reads them, as many as Firestore counts then. The
+emulator's own endpoint exports into the folder directly (no snapshotTime: nothing may write)."""
 import json
 import os
 import shutil
@@ -25,8 +22,6 @@ def fetch_export(settings, folder, night, ends, say):
     firestore = Firestore(settings, say)
     firestore.transport.deadline = ends
     snapshot_time = now(firestore, COLLECTION, whole_minute=not settings.emulator_host)
-    record = {"method": "export", "mode": "full", "project": settings.firestore_project,
-              "database": settings.firestore_database, "collection": COLLECTION, "read_time": snapshot_time}
     if settings.emulator_host:
         emulator_export(settings, firestore, folder, say)
     else:
@@ -38,14 +33,14 @@ def fetch_export(settings, folder, night, ends, say):
         raise Failure(UNAVAILABLE, f"export: the night is not whole: the export holds {entities} {COLLECTION} "
                                    f"entities, but Firestore counts {counted} at its snapshotTime {snapshot_time}")
     say(f"export: {entities} {COLLECTION} entities at snapshotTime {snapshot_time}, as many as Firestore counts")
-    record.update(snapshot_documents=entities, documents_read=entities)
-    return record
+    return {"method": "export", "mode": "full", "project": settings.firestore_project, "read_time": snapshot_time,
+            "database": settings.firestore_database, "collection": COLLECTION, "snapshot_documents": entities,
+            "documents_read": entities}
 
 
 def rating_events_in(settings, folder):
-    """The export's rating_events entities as `rankings aggregate` reads them (valid and bad),
-    after it has held every file to the metadata's entity counts (65 otherwise); each document
-    must be in it once (an output file copied over another holds as many entities)."""
+    """The export's rating_events entities as `rankings aggregate` reads them (valid and bad, every
+    file held to the metadata's counts), each document once (a file copied over another is not)."""
     with tempfile.NamedTemporaryFile(prefix="rankings-export-report.", suffix=".json") as report:
         done = subprocess.run([settings.bin, "aggregate", "--quiet", "--allow-empty", "--max-invalid", "1000000000",
                                "--dedupe", "id", "--report", report.name, "--output", os.devnull, folder],
@@ -106,7 +101,6 @@ def managed_export(settings, firestore, folder, night, snapshot_time, ends, say)
 
 
 def copy_from_bucket(firestore, prefix, folder, deadline):
-    """gcloud storage rsync, with the same token as the API calls."""
     with tempfile.NamedTemporaryFile("w", prefix="rankings-token.") as token_file:
         token_file.write(firestore.credentials.headers().get("Authorization", "").removeprefix("Bearer "))
         token_file.flush()

@@ -1,9 +1,8 @@
-"""rankings-fetch-firestore DIR: tonight's snapshot of Firestore's top-level rating_events in a new
-night under DIR, proven whole, then DIR/current switched to it (folders.py). What the night reads
-is plan.py's: everything; or what changed since the last night, as the next layer over its
-snapshot (layers.py); or a window. Every plan ends proven: the documents written are as many as
-Firestore counts at the night's readTime, and an incremental night that cannot be proven so
-becomes a full read."""
+"""rankings-fetch-firestore DIR: tonight's snapshot of Firestore's rating_events in a new night under
+DIR, proven whole, then DIR/current switched to it (folders.py). plan.py says what is read: all, what
+changed since the last night (the next layer over its snapshot, layers.py), or a window. Every plan
+ends proven: as many documents as Firestore counts at the readTime; an incremental night that cannot
+be proven becomes a full read."""
 import os
 import sys
 import threading
@@ -31,17 +30,14 @@ Settings come from the environment (RANKINGS_FIRESTORE_*, checked as rankings-ni
 /etc/rankings.conf); rankings-night runs it with the configuration's. See "Firestore: fetch and
 publish" in rankings(1), or /usr/share/doc/rankings/firestore.md.gz.
 """
-
-
-def _stderr(line):
-    print(line, file=sys.stderr, flush=True)
-
-
-out = _stderr   # where the fetch's lines go: standard error, or the night's log when it runs there
-
-# COUNTs are asked this many at a time: each mostly waits on Firestore, and a plan's round of them
-# must take a small share of the readTime's life, not one COUNT's latency after another.
+# COUNTs asked at once: each mostly waits on Firestore, and a plan's round of them must take a small
+# share of the readTime's life, not one COUNT's latency after another.
 COUNT_WORKERS = 32
+
+
+def out(line):
+    """Where the fetch's lines go: standard error, or the night's log (night.py sets it)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def say(message):
@@ -52,48 +48,42 @@ class NotProven(Exception):
     """An incremental night that cannot be proven whole: the night reads everything instead."""
 
 
+def _time_filter(op, text):
+    return {"fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": op, "value": {"timestampValue": text}}}
+
+
 def since_filter(nanoseconds):
-    return {"fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": "GREATER_THAN_OR_EQUAL",
-                            "value": {"timestampValue": format_time(nanoseconds)}}}
+    return _time_filter("GREATER_THAN_OR_EQUAL", format_time(nanoseconds))
 
 
 def slices(watermark, read_time, streams):
-    """The incremental query cut by timestamp into up to `streams` filters read side by side (one
-    stream at Firestore's pace takes 25 s for 100,000 documents): equal spans of time from the
-    watermark to the readTime, the last open-ended (a vote stamped ahead of the clock), each
-    bound written once so the spans meet without a gap or an overlap. A document has one
-    timestamp at one readTime, so it is in one span; their COUNT is the whole query's."""
+    """The incremental query cut into up to `streams` equal spans of time read side by side (one
+    stream takes 25 s for 100,000 documents), the last open-ended (a vote stamped ahead of the
+    clock), each bound written once: a document is in one span, and their COUNT is the query's."""
     if streams == 1 or read_time <= watermark:
         return [since_filter(watermark)]
     bounds = sorted({format_time(watermark + (read_time - watermark) * i // streams) for i in range(streams)})
     spans = []
-    for i, low in enumerate(bounds):
-        span = [_timestamp_filter("GREATER_THAN_OR_EQUAL", low)]
-        if i + 1 < len(bounds):
-            span.append(_timestamp_filter("LESS_THAN", bounds[i + 1]))
-        spans.append(span[0] if len(span) == 1 else {"compositeFilter": {"op": "AND", "filters": span}})
+    for low, high in zip(bounds, bounds[1:] + [None]):
+        since = _time_filter("GREATER_THAN_OR_EQUAL", low)
+        spans.append(since if high is None else
+                     {"compositeFilter": {"op": "AND", "filters": [since, _time_filter("LESS_THAN", high)]}})
     return spans
 
 
-def _timestamp_filter(op, text):
-    return {"fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": op, "value": {"timestampValue": text}}}
-
-
-def expired(refused):
-    """Firestore's answer to a read at a readTime older than it keeps."""
-    return refused.code == 400 and refused.reason == "FAILED_PRECONDITION" and "too old" in str(refused)
+def not_whole(documents, counted, read_time, fetched="", there=f"in {COLLECTION}"):
+    return Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched{fetched}, but "
+                                f"Firestore counts {counted} {there} at readTime {read_time}")
 
 
 class Fetch:
-    """One night's read. `firestore`: what answers the calls (firestore.Firestore over HTTP when
-    None; the unit tests hand in a Firestore in memory)."""
+    """One night's read; `firestore` answers its calls (HTTP when None; the unit tests' in memory)."""
 
     def __init__(self, settings, folder, previous_folder, previous, firestore=None):
         self.settings, self.folder = settings, folder
         self.previous_folder, self.previous = previous_folder, previous
         self.firestore = firestore if firestore is not None else Firestore(settings, say)
-        # A night that keeps no state keeps its snapshot compressed (snapshot.py): its file
-        # system is the container's memory.
+        # A night that keeps no state keeps its snapshot compressed: its file system is memory.
         self.gzip = settings.firestore_snapshot == "gzip"
         self.path = os.path.join(folder, SNAPSHOT_GZ if self.gzip else SNAPSHOT)
         self.record = {"method": "rest", "project": settings.firestore_project, "collection": COLLECTION,
@@ -125,16 +115,10 @@ class Fetch:
             with self.lock:
                 self.record["documents_read"] += len(page)
 
-    def start(self):
-        return now(self.firestore, COLLECTION, self.settings.firestore_pitr == "yes")
-
     def count(self, read_time, low, high):
-        """[(low, high, count)] of [low, high) at read_time, cut finer where Firestore cannot
-        COUNT it within its deadline."""
         return count(self.firestore, COLLECTION, read_time, low, high, COUNT_WORKERS, say)
 
     def count_all(self, read_time, ranges_):
-        """Each range's count(), all asked at once."""
         return parallel.each(lambda r: self.count(read_time, *r), ranges_, COUNT_WORKERS)
 
     def total(self, read_time):
@@ -145,35 +129,29 @@ class Fetch:
                              f"{read_time}: is RANKINGS_FIRESTORE_PROJECT or _DATABASE wrong? current unchanged")
 
     def cut(self, read_time, counted, total):
-        """The ranges the streams read, with their counts: at the previous snapshot's quantiles
-        when there is one, else balanced by COUNTs of the ids' first characters."""
+        """The streams' ranges and counts: at the previous snapshot's quantiles when there is one,
+        else balanced by COUNTs of the ids' first characters."""
         streams = self.settings.firestore_streams
         if streams == 1 or total < 2 * streams:
             return [(None, None, total)]
-        cuts = None
         if self.previous is not None:
             prefix = f"{self.firestore.database_path}/documents/{COLLECTION}/"
             try:
-                # Streamed: only the cuts are kept (a list of 10 M names would hold a gigabyte,
-                # and every stream's process would start with it). The base alone: the change
-                # files hold a share of it, and new votes have random ids, spread over every
-                # range, so the base's quantiles place tonight's ranges as well as all layers'.
+                # Streamed: a list of 10 M names would hold a gigabyte in every stream's process.
+                # The base alone: new votes have random ids, so its quantiles place every layer's.
                 names = (name[len(prefix):] for name, _ in sorted_lines(os.path.join(self.previous_folder, SNAPSHOT)))
                 cuts = ranges.quantiles(names, layering.of(self.previous)[0]["lines"], streams)
             except (Damaged, OSError) as damage:
                 say(f"rest: the previous snapshot cannot place the ranges ({damage}): counting by first characters")
-        if cuts is not None:
-            parts = self.count_all(read_time, cuts)
-            return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
-        # From the collection's COUNT (by first characters already where it had to be cut), cut
-        # finer only where a stream's boundary falls: each round's COUNTs asked at once, so the
-        # plan spends a few COUNTs' time of the readTime's life (ids with a long common prefix,
-        # a counter's zeros, take a round a character or two).
+            else:
+                parts = self.count_all(read_time, cuts)
+                return [(low, high, sum(c for _, _, c in part)) for (low, high), part in zip(cuts, parts)]
+        # Cut finer only where a stream's boundary falls, each round's COUNTs asked at once.
         return ranges.balance(counted, streams, lambda rs: self.count_all(read_time, rs))
 
     def read_range(self, read_time, number, part):
-        """One stream, in a process of its own: the documents of one range into a file of its
-        own, proven by its COUNT; (path, documents read), or the failure with what it had read."""
+        """One stream, in a process of its own: one range into its own file, proven by its COUNT;
+        (path, documents read), or the failure with what it had read."""
         low, high, counted = part
         out = self.writer(os.path.join(self.folder, f".range-{number:04d}"))
         try:
@@ -183,9 +161,7 @@ class Fetch:
             raise
         documents, _ = out.close()
         if documents != counted:
-            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched in "
-                                       f"{ranges.describe(low, high)}, but Firestore counts {counted} there at "
-                                       f"readTime {read_time}")
+            raise not_whole(documents, counted, read_time, f" in {ranges.describe(low, high)}", "there")
         return out.path, documents
 
     def full(self, reason, watermark):
@@ -193,7 +169,7 @@ class Fetch:
         self.record["mode"] = "full"
         read_time = None
         try:
-            read_time = self.start()
+            read_time = now(self.firestore, COLLECTION, self.settings.firestore_pitr == "yes")
             counted = self.count(read_time, None, None)
             total = sum(c for _, _, c in counted)
             if total == 0:
@@ -204,8 +180,8 @@ class Fetch:
                                         self.settings.firestore_streams, life,
                                         self.settings.firestore_deadline_seconds)
             if late:
-                # Said, not refused: the rate is one night's measure (a night of 429s halves it),
-                # and a night refused measures nothing, so a refusal would hold for ever.
+                # Not refused: the rate is one night's (a night of 429s halves it), and a refused
+                # night measures none, so a refusal would hold for ever.
                 say(f"warning: rest: {late}; reading anyway: the rate is the last full read's, and this one "
                     "measures it again")
             planned = time.monotonic()
@@ -227,12 +203,11 @@ class Fetch:
                 out.copy(path, read if self.gzip else None)
             documents, digest = out.close()
         except Refused as refused:
-            if expired(refused):
-                self.outlived(read_time)
+            if refused.code == 400 and refused.reason == "FAILED_PRECONDITION" and "too old" in str(refused):
+                self.outlived(read_time)    # Firestore no longer keeps the readTime
             raise
         if documents != total:
-            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched, but Firestore "
-                                       f"counts {total} in {COLLECTION} at readTime {read_time}")
+            raise not_whole(documents, total, read_time)
         say(f"rest: {documents} documents at readTime {read_time}, as many as Firestore counts in {COLLECTION}")
         self.record.update(mode="full", full_reason=reason, read_time=read_time, snapshot_documents=documents,
                            **self.base(documents, digest), last_full_read_time=read_time, streams=len(parts),
@@ -242,7 +217,6 @@ class Fetch:
         return self.record
 
     def base(self, documents, digest):
-        """The record's fields of a night whose one file is the base it wrote."""
         size = os.stat(self.path).st_size
         if self.gzip:
             self.record["snapshot_form"] = "gzip"
@@ -255,18 +229,17 @@ class Fetch:
     def outlived(self, read_time):
         seconds = time.monotonic() - self.started
         if not self.record["documents_read"]:
-            # Nothing read yet: no setting made it so (a readTime kept less than an hour, a slow
-            # plan); another try starts at a readTime of its own.
+            # No setting made it so (a readTime kept less than an hour, a slow plan): try again.
             raise Failure(UNAVAILABLE, f"rest: Firestore no longer serves readTime {read_time}, {seconds:.0f} s "
                                        "after the fetch began and before any document was read; another try "
                                        "takes a new readTime")
         raise Failure(CONFIG, f"rest: the read outlived its readTime {read_time} after "
                               f"{self.record['documents_read']} documents in {seconds:.0f} s: Firestore keeps a "
                               "readTime an hour (seven days with point-in-time recovery); more "
-                              "RANKINGS_FIRESTORE_STREAMS, RANKINGS_FIRESTORE_PITR=yes or the export method", final=True)
+                              "RANKINGS_FIRESTORE_STREAMS, RANKINGS_FIRESTORE_PITR=yes or the export method",
+                      final=True)
 
     def measure_drift(self, watermark):
-        """What the previous chain held wrong, against tonight's full read."""
         if self.previous is None:
             return
         if watermark is None:
@@ -281,12 +254,10 @@ class Fetch:
                 f"(deleted, or written with a timestamp before {format_time(watermark)})")
 
     def incremental(self, watermark):
-        """Votes stamped at or after the watermark, written as the next change file over the
-        previous night's layers (linked, not copied), or with them into a new base when the
-        changes have outgrown theirs (compact). Proven by the stream's own end, the query's own
-        COUNT at its readTime, every earlier layer's digest, and the collection's COUNT at the
-        same readTime against the documents the layers make (proven_documents); NotProven
-        otherwise."""
+        """Votes stamped at or after the watermark, as the next change file over the previous night's
+        layers (linked), or merged with them into a new base (compact). Proven by the query's COUNT,
+        every earlier layer's digest, and the collection's COUNT against what the layers make
+        (proven_documents), all at one readTime; NotProven otherwise."""
         self.record["mode"] = "incremental"
         # Every layer built on is checked while Firestore answers: hashing lets go of the GIL.
         checked = {}
@@ -294,18 +265,19 @@ class Fetch:
         checker.start()
         changed, created, held = {}, {}, set()
         try:
-            query = Query(self.firestore, COLLECTION, where=since_filter(watermark), read_time=self.start())
+            read_time = now(self.firestore, COLLECTION, self.settings.firestore_pitr == "yes")
+            query = Query(self.firestore, COLLECTION, where=since_filter(watermark), read_time=read_time)
 
             def read(where):
                 for page in Query(self.firestore, COLLECTION, where=where, order_by=("timestamp", "__name__"),
-                                  read_time=query.read_time).pages():
+                                  read_time=read_time).pages():
                     with self.lock:
                         changed.update((d["name"], document_line(d)) for d in page)
                         created.update((d["name"], d.get("createTime")) for d in page)
                         held.update(d["name"] for d in page if self.held_already(d))
                         self.record["documents_read"] += len(page)
 
-            parallel.each(read, slices(watermark, parse_time(query.read_time), self.settings.firestore_streams),
+            parallel.each(read, slices(watermark, parse_time(read_time), self.settings.firestore_streams),
                           self.settings.firestore_streams)
         except Refused as refused:
             raise NotProven(f"Firestore refused the incremental query: {refused}") from None
@@ -313,27 +285,29 @@ class Fetch:
             raise NotProven(f"its answer is not whole: {broken}") from None
         try:
             answered = query.count()
-            # The collection's COUNT at any size: cut into ranges where it cannot finish in time.
-            whole = self.total(query.read_time)
+            whole = self.total(read_time)
         except Refused as refused:
-            raise NotProven(f"Firestore refused a COUNT at readTime {query.read_time}: {refused}") from None
+            raise NotProven(f"Firestore refused a COUNT at readTime {read_time}: {refused}") from None
         except Broken as broken:
             raise NotProven(f"a COUNT's answer is not whole: {broken}") from None
         if answered != len(changed):
             raise NotProven(f"{len(changed)} documents since {format_time(watermark)} returned, but Firestore counts "
-                            f"{answered} for the same query at readTime {query.read_time}")
+                            f"{answered} for the same query at readTime {read_time}")
         checker.join()
         if "damage" in checked:
             raise NotProven(f"the previous snapshot cannot be built on: {checked['damage']}")
         before = checked["layers"]
         since = format_time(watermark)
-        documents, new = self.proven_documents(created, whole, query.read_time, since)
+        documents, new = self.proven_documents(created, whole, read_time, since)
         # What the margin reads again, unchanged since the previous night read it, is not written twice.
         names = sorted(n for n in changed if n not in held)
         escaped = [n for n in names if layering.needs_escape(n)]
         why = layering.compaction(before, sum(len(changed[n]) for n in names), escaped)
         if why is None:
-            layers = self.link(before)
+            for layer in before:
+                self.bytes_written += layering.link_or_copy(os.path.join(self.previous_folder, layer["file"]),
+                                                            os.path.join(self.folder, layer["file"]), say)
+            layers = [dict(layer) for layer in before]
             if names:   # a night of no changes is its links alone
                 out = Writer(os.path.join(self.folder, layering.change_name(len(before))))
                 out.write_lines([changed[n] for n in names])
@@ -342,19 +316,17 @@ class Fetch:
             say(f"rest: {len(changed)} documents since {since} merged into the previous night "
                 + (f"as {layers[-1]['file']} ({len(names)} written, {new} of them new; later wins by name over "
                    f"{linked})" if names else f"({linked}; none changed since it)")
-                + f": {documents} documents at readTime {query.read_time}, as many as Firestore counts")
+                + f": {documents} documents at readTime {read_time}, as many as Firestore counts")
         else:
-            layers = [self.compact(before, changed, names, whole, query.read_time, since)]
+            layers = [self.compact(before, changed, names, whole, read_time, since)]
             say(f"rest: {len(changed)} documents since {since} merged into the previous night as a new {SNAPSHOT} "
-                f"(compacted: {why}): {documents} documents at readTime {query.read_time}, as many as Firestore counts")
-        self.record.update(mode="incremental", watermark=since, read_time=query.read_time,
+                f"(compacted: {why}): {documents} documents at readTime {read_time}, as many as Firestore counts")
+        written = sum(layer["bytes"] for layer in layers if layer.pop("written", False))
+        self.record.update(mode="incremental", watermark=since, read_time=read_time,
                            snapshot_documents=documents, layers=layers, compacted=why,
-                           bytes_written=self.bytes_written + sum(layer["bytes"] for layer in layers
-                                                                  if layer.get("written")),
+                           bytes_written=self.bytes_written + written,
                            last_full_read_time=self.previous["last_full_read_time"],
                            full_rate=self.previous.get("full_rate"), seconds=round(time.monotonic() - self.started, 3))
-        for layer in layers:
-            layer.pop("written", None)
         return self.record
 
     def _check(self, layers, out):
@@ -366,40 +338,29 @@ class Fetch:
             out["damage"] = f"{type(error).__name__}: {error}"
 
     def held_already(self, document):
-        """Whether the previous night's layers hold this very version: it was last written at or
-        before that night's readTime, and that night read every document stamped as this one is
-        (a full read, or an incremental night whose watermark is not after its timestamp). So it
-        is not written again: a night writes what changed, not its whole margin. Anything
-        unreadable is written."""
+        """Whether the previous night's layers hold this very version, so it is not written again:
+        last written at or before that night's readTime, which read every document stamped as this
+        one is (a full read, or a watermark not after its timestamp). Anything unreadable is written."""
         previous = self.previous
         try:
             if parse_time(document["updateTime"]) > parse_time(previous["read_time"]):
                 return False
             if previous.get("mode") != "incremental":
                 return previous.get("mode") == "full"
-            stamp = parse_time(document["fields"]["timestamp"]["timestampValue"])
-            return stamp >= parse_time(previous["watermark"])
+            return parse_time(document["fields"]["timestamp"]["timestampValue"]) >= parse_time(previous["watermark"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return False
 
     def proven_documents(self, created, whole, read_time, since):
-        """(documents tonight's snapshot holds, how many of them are new), proven equal to
-        Firestore's COUNT of the collection at tonight's readTime without reading the previous
-        snapshot: the previous night's documents, plus each changed document created after the
-        previous night's readTime (it did not exist then, so it adds one; one created before it
-        existed then, so it replaces one). NotProven otherwise.
+        """(documents tonight's snapshot holds, how many are new), proven equal to the collection's
+        COUNT without reading the previous snapshot: the previous night's documents plus each changed
+        one created after its readTime (one created before replaces one); NotProven otherwise.
 
-        A misclassified document only ever adds one that is not there: one deleted and created
-        again since the previous readTime is in the previous snapshot and counted as new. Alone,
-        that makes the sum exceed the COUNT: a full read, never a wrong snapshot proven. The
-        other way round, a document that existed at the previous readTime yet is missing from the
-        previous snapshot (a vote stamped before that night's watermark, drift) is replaced into
-        it uncounted, so the sum falls short of what the layers hold: also a difference. Only
-        such errors meeting in the same night can cancel, as a deletion and a vote stamped in the
-        past cancel in a merge's count today; the full read every RANKINGS_FIRESTORE_FULL_EVERY
-        days finds them as drift, and a compaction counts what it writes, not this sum.
-        Firestore serves at a readTime every write committed at or before it, so a document
-        created exactly at the previous readTime was in that night's read: "after" is strict."""
+        A misclassified document only adds one that is not there (deleted and created again since),
+        so the sum exceeds the COUNT: a full read, never a wrong snapshot proven. One missing from the
+        previous snapshot (drift) is replaced into it uncounted: a shortfall. Only both in one night
+        cancel; the full read every RANKINGS_FIRESTORE_FULL_EVERY days finds them as drift. A readTime
+        serves every write committed at or before it, so "after" is strict."""
         then = parse_time(self.previous["read_time"])
         new = 0
         for name, stamp in created.items():
@@ -415,27 +376,14 @@ class Fetch:
                             f"{whole} at readTime {read_time}")
         return documents, new
 
-    def link(self, layers):
-        """The previous night's layers in tonight's folder, as hard links: tonight writes only
-        its own file. A layer that cannot be linked is copied (counted in bytes_written)."""
-        out = []
-        for layer in layers:
-            written = layering.link_or_copy(os.path.join(self.previous_folder, layer["file"]),
-                                            os.path.join(self.folder, layer["file"]), say)
-            self.bytes_written += written
-            out.append(dict(layer))
-        return out
-
     def layer(self, out):
-        """A file a Writer wrote tonight, closed, as its layer in the record."""
         lines, digest = out.close()
         return {"file": os.path.basename(out.path), "lines": lines, "bytes": os.stat(out.path).st_size,
                 "sha256": digest, "written": True}
 
     def compact(self, before, changed, names, whole, read_time, since):
-        """A new base: the previous layers and tonight's changes merged, later winning (a rare
-        night: it reads and writes every document). What it wrote must itself be as many as
-        Firestore counts."""
+        """A new base: the previous layers and tonight's changes merged (a rare night: it reads and
+        writes every document), itself as many as Firestore counts."""
         out = Writer(self.path)
         try:
             for _, line in layering.merged(self.previous_folder, before, ((n, changed[n]) for n in names)):
@@ -452,9 +400,8 @@ class Fetch:
         return base
 
     def window(self, since):
-        """Only the votes stamped at or after since, proven by the same query's COUNT; the
-        collection is counted too at the same readTime, so a wrong project or database (no
-        documents at all) fails as a full read's does, not as a board of no votes."""
+        """The votes stamped at or after since, proven by the query's COUNT; the collection is counted
+        too, so a wrong project or database fails as a full read's does, not as a board of no votes."""
         self.record["mode"] = "window"
         query = Query(self.firestore, COLLECTION, where=since_filter(since), order_by=("timestamp", "__name__"))
         counted = query.count()
@@ -465,13 +412,11 @@ class Fetch:
         documents, digest = out.close()
         what = f"{COLLECTION} since {format_time(since)}"
         if documents != counted:
-            raise Failure(UNAVAILABLE, f"rest: the night is not whole: {documents} documents fetched, but Firestore "
-                                       f"counts {counted} in {what} at readTime {query.read_time}")
+            raise not_whole(documents, counted, query.read_time, there=f"in {what}")
         say(f"rest: {documents} documents at readTime {query.read_time}, as many as Firestore counts in {what}")
         self.record.update(mode="window", since=format_time(since), read_time=query.read_time,
                            last_full_read_time=query.read_time, snapshot_documents=documents,
-                           **self.base(documents, digest),
-                           seconds=round(time.monotonic() - self.started, 3))
+                           **self.base(documents, digest), seconds=round(time.monotonic() - self.started, 3))
         return self.record
 
 
@@ -491,11 +436,9 @@ def previous_night(folder, now_ns):
 
 
 def run(directory, settings, deadline=None, full_because=None, firestore=None):
-    """One fetch into DIR within `deadline` seconds (RANKINGS_FIRESTORE_DEADLINE_SECONDS when
-    None); rankings-fetch.prom written however it ends (but for 64, when root is turned away
-    before anything is touched). `full_because`: why tonight must read everything even where the
-    plan would build on the last night (its board disagreed with Firestore). `firestore`: as
-    Fetch takes it. Raises Failure."""
+    """One fetch into DIR within `deadline` seconds (RANKINGS_FIRESTORE_DEADLINE_SECONDS when None),
+    rankings-fetch.prom written however it ends (but for 64, before anything is touched).
+    `full_because`: why tonight must read everything (the last board disagreed with Firestore)."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     shorter = deadline is not None and deadline < settings.firestore_deadline_seconds
     night = Run(PROGRAM, directory, deadline if shorter else settings.firestore_deadline_seconds, say,
@@ -522,8 +465,7 @@ def run(directory, settings, deadline=None, full_because=None, firestore=None):
                 night.record = fetch.record
                 if tonight.mode == "full" and previous is None and previous_folder is not None \
                         and tonight.reason == damage:
-                    # A night there but not usable (damaged, or from a clock far off): as much a
-                    # fall back to a full read as an incremental night not proven.
+                    # A night there but not usable (damaged, a clock far off) is a fall back too.
                     say(f"warning: rest: the previous night cannot be built on, so a full read: {damage}")
                     fetch.record["fallback"] = True
                 fetch.run(tonight)
@@ -565,7 +507,8 @@ def write_metrics(settings, night, status):
         ("drift_documents", "Votes the previous nights held wrong, found by the last full fetch.",
          record.get("drift_documents", 0)),
         ("bytes_written", "Bytes of the files the last fetch wrote (a change file, or a new base; layers it "
-                          "linked from earlier nights not counted).", record.get("bytes_written", 0) if status == 0 else 0),
+                          "linked from earlier nights not counted).",
+         record.get("bytes_written", 0) if status == 0 else 0),
         ("kept_bytes", "Disk the kept nights in the fetch's folder hold, each file once however many nights link it.",
          held(night.directory)[1]),
     ]
@@ -576,7 +519,6 @@ def write_metrics(settings, night, status):
 
 
 def main(argv, environ):
-    """The command: 0, or the failure's status with one line on standard error."""
     if len(argv) != 1 or argv[0].startswith("-"):
         wanted = argv in (["-h"], ["--help"])
         print(USAGE_TEXT, end="", file=sys.stdout if wanted else sys.stderr)

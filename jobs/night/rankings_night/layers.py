@@ -1,13 +1,8 @@
-"""A night's snapshot as layers (format 3): the base, rating_events.ndjson, and after it the change
-files rating_events.changes-000001.ndjson, -000002, ... one an incremental night since the base.
-Each file holds Firestore REST Documents one a line, names strictly increasing; a document in a
-later layer replaces the one of the same name in every earlier layer (later wins by name), and no
-layer carries a deletion. The record lists the layers, base first, each with its lines, bytes
-and SHA-256, so a night can check what it builds on without parsing a line.
-
-A layer an earlier night wrote is a hard link to that night's file: a file is never written
-after its night is committed, so nights share the inode safely and a kept night costs only the
-file it wrote (docs/firestore.md, "The night's folder")."""
+"""A night's snapshot as layers (format 3): the base, rating_events.ndjson, then the change files
+rating_events.changes-000001.ndjson, ... one an incremental night since the base, each sorted by
+name; a later layer's document replaces an earlier one of its name, and none carries a deletion.
+The record lists each layer's lines, bytes and SHA-256. An earlier night's layer is a hard link to
+its file, never written after its night is committed (docs/firestore.md, "The night's folder")."""
 import errno
 import hashlib
 import heapq
@@ -31,8 +26,7 @@ def is_layer(name):
 
 
 def of(record):
-    """The layers of a checked rest record, base first; a FORMAT 2 record's one snapshot is one
-    layer whose bytes are not known (None)."""
+    """The layers of a checked rest record; a FORMAT 2 record's snapshot is one, its bytes None."""
     if "layers" in record:
         return [dict(layer) for layer in record["layers"]]
     return [{"file": SNAPSHOT, "lines": record["snapshot_documents"], "bytes": None,
@@ -40,8 +34,8 @@ def of(record):
 
 
 def check(layers):
-    """Damaged unless layers is the list a FORMAT 3 record must hold: the base, then change files
-    numbered from 000001 without a gap, each with its counts and digest."""
+    """Damaged unless layers is a FORMAT 3 record's: the base, then change files from 000001 without
+    a gap, each with its counts and digest."""
     if not isinstance(layers, list) or not layers:
         raise Damaged("layers is not a list of files")
     for number, layer in enumerate(layers):
@@ -58,21 +52,9 @@ def check(layers):
     return layers
 
 
-def measure(path):
-    """(lines, bytes, sha256) of a file, read in big chunks (no line is parsed)."""
-    digest, lines, size = hashlib.sha256(), 0, 0
-    with open(path, "rb", buffering=0) as data:
-        while chunk := data.read(CHUNK):
-            digest.update(chunk)
-            lines += chunk.count(b"\n")
-            size += len(chunk)
-    return lines, size, digest.hexdigest()
-
-
 def verify(folder, layers):
-    """The layers as they are in folder, each checked against what its record says (size first,
-    then lines and digest); bytes filled in where the record did not have them (FORMAT 2).
-    Damaged names the first that differs or is missing."""
+    """The layers in folder, each checked against its record (size first, then lines and digest, read
+    in big chunks, no line parsed), bytes filled in (FORMAT 2). Damaged names the first that differs."""
     out = []
     for layer in layers:
         path = os.path.join(folder, layer["file"])
@@ -81,7 +63,13 @@ def verify(folder, layers):
             if layer["bytes"] is not None and size != layer["bytes"]:
                 raise Damaged(f"{path} is not the snapshot its record describes ({size} bytes, recorded "
                               f"{layer['bytes']})")
-            lines, size, digest = measure(path)
+            digest, lines, size = hashlib.sha256(), 0, 0
+            with open(path, "rb", buffering=0) as data:
+                while chunk := data.read(CHUNK):
+                    digest.update(chunk)
+                    lines += chunk.count(b"\n")
+                    size += len(chunk)
+            digest = digest.hexdigest()
         except OSError as error:
             raise Damaged(f"{path}: {error.strerror or error}") from None
         if (lines, digest) != (layer["lines"], layer["sha256"]) or (layer["bytes"] not in (None, size)):
@@ -92,17 +80,15 @@ def verify(folder, layers):
 
 
 def merged(folder, layers, extra=None):
-    """(name, line) of the snapshot the layers make, in name order, the later layer's line where
-    names meet; `extra`: (name, line) pairs in name order, a layer after the last. One pass over
-    each file at once (heapq.merge), memory for one line a layer. Damaged where a file breaks
-    its order."""
+    """(name, line) of the snapshot the layers make, in name order, the later layer winning;
+    `extra`: (name, line)s in name order, a layer after the last. One pass over each file at once.
+    Damaged where a file breaks its order."""
     sources = [sorted_lines(os.path.join(folder, layer["file"])) for layer in layers]
-    if extra is not None:
-        sources.append(extra)
+    sources += [extra] if extra is not None else []
     # The key puts the later layer first among equal names; the rest of them are skipped.
-    streams = [_keyed(source, -number) for number, source in enumerate(sources)]
+    keyed = [_keyed(source, -rank) for rank, source in enumerate(sources)]
     previous = None
-    for (name, _), line in heapq.merge(*streams, key=lambda item: item[0]):
+    for (name, _), line in heapq.merge(*keyed, key=lambda item: item[0]):
         if name != previous:
             previous = name
             yield name, line
@@ -119,9 +105,8 @@ def lines(folder, layers):
 
 
 def link_or_copy(source, target, say):
-    """target made the same file as source: a hard link (no byte written), or where the file
-    system will not link (another device, a limit of links, no links at all) a new copy, said as
-    a warning. Returns the bytes written (0 for a link). The source is only read."""
+    """target made a hard link to source, or a copy (said) where the file system will not link:
+    the bytes written."""
     try:
         os.link(source, target, follow_symlinks=False)
         return 0
@@ -139,30 +124,25 @@ def link_or_copy(source, target, say):
 
 
 def needs_escape(name):
-    """Whether a name is written with a JSON escape on its line (a quote, a backslash, a control
-    character): the job refuses such a name in a change file, whose replacement rule reads names
-    without decoding them, so the fetch writes a new base instead."""
+    """Whether a name is written with a JSON escape: the job refuses one in a change file (it reads
+    their names undecoded), so the fetch writes a new base instead."""
     return json.dumps(name, ensure_ascii=False)[1:-1] != name
 
 
-# When tonight writes a new base instead of a change file. Each change file costs every later
-# read of the night (the job reads base and changes) and every kept night holds the base once
-# plus the changes: past a quarter of the base's bytes, rewriting the base (a pass at the disk's
-# speed, once in several nights) costs less than carrying them. The count bounds a chain of
-# quiet nights (and the job's open files).
+# Every later read of a night reads its change files too: past a quarter of the base's bytes,
+# rewriting the base (once in several nights) costs less than carrying them. The count bounds a
+# chain of quiet nights (and the job's open files).
 COMPACT_SHARE = 0.25
 MOST_CHANGES = 60
 
 
 def compaction(layers, tonight_bytes, escaped=()):
-    """Why tonight's changes go into a new base rather than the next change file, or None.
-    `layers`: the verified layers built on (bytes known); `escaped`: tonight's names that would be
-    written with a JSON escape."""
+    """Why tonight's changes go into a new base rather than a change file over the verified
+    `layers`, or None; `escaped`: tonight's names needing a JSON escape."""
     if escaped:
         return f"the name {escaped[0]} is written with a JSON escape, which a change file may not hold"
-    files_after = len(layers)
-    if files_after > MOST_CHANGES:
-        return f"{files_after} change files would be more than {MOST_CHANGES}"
+    if len(layers) > MOST_CHANGES:
+        return f"{len(layers)} change files would be more than {MOST_CHANGES}"
     changes = sum(layer["bytes"] for layer in layers[1:]) + tonight_bytes
     if changes > COMPACT_SHARE * layers[0]["bytes"]:
         return (f"the change files would hold {changes} bytes, over {COMPACT_SHARE:.0%} of the base's "

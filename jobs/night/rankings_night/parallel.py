@@ -1,6 +1,5 @@
-"""Work shared out: the COUNTs of a full read's ranges to a few threads (each mostly waits on
-Firestore), its streams to processes (each parses a stream's pages: threads would share one
-interpreter lock, one core's worth, about 16,000 documents a second however many streams)."""
+"""Work shared out: COUNTs to threads (each mostly waits on Firestore), a full read's streams to
+processes (each parses its pages: threads would share one interpreter lock, one core's worth)."""
 import ctypes
 import os
 import pickle
@@ -11,18 +10,15 @@ import threading
 
 from .statuses import UNAVAILABLE, Failure
 
-_PR_SET_PDEATHSIG = 1
 
-
-def each(work, items, workers, stop=None):
-    """work(item) for every item, on up to `workers` daemon threads (a stopped fetch ends with
-    its process, never waiting on a thread held in a call); the results in the items' order.
-    The first exception is raised again here, and the other threads stop taking items."""
-    stop = stop or threading.Event()
+def each(work, items, workers):
+    """work(item) for every item on up to `workers` daemon threads (a stopped fetch never waits on
+    a thread held in a call), the results in the items' order. The first exception is raised here,
+    and the other threads stop taking items."""
+    stop, todo, done = threading.Event(), queue.Queue(), queue.Queue()
     items = list(items)
-    results, todo, done = [None] * len(items), queue.Queue(), queue.Queue()
-    for number, item in enumerate(items):
-        todo.put((number, item))
+    for numbered in enumerate(items):
+        todo.put(numbered)
 
     def worker():
         while not stop.is_set():
@@ -39,13 +35,9 @@ def each(work, items, workers, stop=None):
 
     for _ in range(min(workers, len(items))):
         threading.Thread(target=worker, daemon=True).start()
+    results = [None] * len(items)
     for _ in items:
-        while True:
-            try:
-                number, result, error = done.get(timeout=1)
-                break
-            except queue.Empty:
-                continue
+        number, result, error = done.get()     # a signal (the fetch's deadline) still interrupts it
         if error is not None:
             stop.set()
             raise error
@@ -54,9 +46,8 @@ def each(work, items, workers, stop=None):
 
 
 def apart(work, items):
-    """work(item) for every item at once, each in a child process of its own (forked: it starts
-    with this process's state and returns its result, which must pickle); the results in the
-    items' order. The first child to fail has its exception raised again here and the others
+    """work(item) for every item at once, each in a forked child of its own, the results (which
+    must pickle) in the items' order. The first child's exception is raised here and the others
     are killed; a child dies with this process, so a fetch stopped at its limit leaves none."""
     parent, children, answers = os.getpid(), {}, {}
     watch = selectors.DefaultSelector()
@@ -68,8 +59,7 @@ def apart(work, items):
                 os.close(reader)
                 _child(work, item, writer, parent)
             os.close(writer)
-            children[reader] = (number, pid)
-            answers[reader] = []
+            children[reader], answers[reader] = (number, pid), []
             watch.register(reader, selectors.EVENT_READ)
         results, left = [None] * len(children), len(children)
         while left:
@@ -91,7 +81,11 @@ def apart(work, items):
     finally:
         for reader, (_, pid) in children.items():
             if pid is not None:
-                _kill(pid)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
             os.close(reader)
         watch.close()
 
@@ -100,7 +94,7 @@ def _child(work, item, writer, parent):
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
         if os.getppid() != parent:
             os._exit(1)
         try:
@@ -119,20 +113,12 @@ def _child(work, item, writer, parent):
 
 
 def _answer(data, status):
-    """The child's answer; a child that died before it was sent (killed: the OOM killer, an
-    operator's kill) is not a bug in the work but a try that may succeed again: 69."""
+    """The child's answer; one that died before sending it (the OOM killer, an operator's kill) is
+    not a bug in the work but a try that may succeed again: 69."""
     try:
         return pickle.loads(data)
-    except Exception:  # noqa: BLE001 (nothing or half an answer: the child died before it was sent)
+    except Exception:  # noqa: BLE001 (nothing or half an answer)
         how = (f"killed by signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
                else f"exit {os.waitstatus_to_exitcode(status)}")
         return "error", Failure(UNAVAILABLE, f"a stream's process ended without its answer ({how}; "
                                              "out of memory? see the kernel's log)")
-
-
-def _kill(pid):
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass

@@ -1,6 +1,5 @@
-"""What tonight's fetch does, and why: a pure function of the settings, the previous night's
-record (or why there is none to use) and now, so every rule is a row in a table-driven test and
-`rankings-night plan` tells an operator the same thing the fetch will do."""
+"""What tonight's fetch does, and why: a pure function of the settings, the previous night's record
+(or why there is none) and now, so `rankings-night plan` tells an operator what the fetch will do."""
 from dataclasses import dataclass
 
 from .snapshot import parse_time
@@ -18,23 +17,20 @@ class Plan:
 
 
 def plan(settings, previous, damage, now_ns, collection="rating_events"):
-    """previous: the checked record of the night DIR/current names, or None; damage: why there is
-    none to use (no previous night, a damaged record...), when previous is None."""
+    """previous: the checked record DIR/current names, or None and damage: why there is none."""
     if settings.firestore_fetch == "export":
         return Plan("export", "RANKINGS_FIRESTORE_FETCH=export")
-    if settings.firestore_since is not None:
-        since = settings.firestore_since
-        since = now_ns + since * 10**9 if since < 0 else since
-        return Plan("window", "RANKINGS_FIRESTORE_SINCE is set", since=since)
+    since = settings.firestore_since
+    if since is not None:
+        return Plan("window", "RANKINGS_FIRESTORE_SINCE is set", since=now_ns + since * 10**9 if since < 0 else since)
     if settings.firestore_incremental == "no":
         return Plan("full", "RANKINGS_FIRESTORE_INCREMENTAL=no")
     if settings.firestore_snapshot == "gzip":
         return Plan("full", "RANKINGS_FIRESTORE_SNAPSHOT=gzip: a compressed night is never built on")
     if previous is None:
         return Plan("full", damage or "no previous night")
-    wanted = {"method": "rest", "project": settings.firestore_project, "database": settings.firestore_database,
-              "collection": collection}
-    for key, value in wanted.items():
+    for key, value in (("method", "rest"), ("project", settings.firestore_project),
+                       ("database", settings.firestore_database), ("collection", collection)):
         if previous[key] != value:
             return Plan("full", f"the previous night's {key} is {previous[key]!r}, not {value!r}")
     if previous["mode"] == "window":
@@ -61,11 +57,9 @@ MOST_STREAMS = 64
 
 
 def full_read_fits(documents, rate, streams, life, deadline):
-    """None when a full read of `documents` at `rate` documents a second per stream (the last
-    full read's) over `streams` ends within readTime's life and the fetch's deadline, with a
-    tenth to spare; else why not, with the numbers and what would make it fit: a warning, never
-    a refusal (one slow night's rate would otherwise refuse every full read after it, since a
-    refused night measures no new rate). No rate known (no full read yet): None."""
+    """None when a full read of `documents` at `rate` documents a second per stream (the last full
+    read's; None before one) over `streams` ends within readTime's life and the deadline with a tenth
+    to spare; else why not and what would make it fit (a warning: a refused night measures no rate)."""
     if not rate or documents <= 0:
         return None
     seconds = documents / (rate * streams)

@@ -1,8 +1,6 @@
-"""The collection's documents cut into ranges of their ids that together cover every possible
-id exactly once: [low, high), low None for the first range, high None for the last, each range's
-ids strictly between its neighbours'. A range splits into children by one more character, so
-ranges can be counted finer where a COUNT would not finish, and grouped into a few balanced
-ranges to read concurrently. Pure."""
+"""Ranges of document ids, [low, high) (None: open), that together cover every id once: split by one
+more character where a COUNT would not finish, grouped into a few balanced ranges to read at once."""
+import itertools
 
 # Characters ids are usually made of, in code point order: children are cut at them.
 ALPHABET = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
@@ -30,11 +28,8 @@ def _cuts(low, high, depth):
 
 
 def split(low, high, parts=None):
-    """The children of [low, high): cut at the ids of the fewest characters that fall inside it
-    (the first character's for the whole collection; [a, b) at a-, a0... az; [00, 08) at 01...
-    07); with `parts`, about that many children, the cuts evenly chosen among those, one
-    character deeper too where there are too few. [] when nothing falls inside (the range below
-    "-", or one whose cuts would be longer than DEEPEST)."""
+    """The children of [low, high), cut at the shortest ids inside it ([a, b) at a-, a0... az); with
+    `parts`, about that many, evenly chosen (one character deeper where too few). [] when none fits."""
     for depth in range(1, DEEPEST + 1):
         cuts = _cuts(low, high, depth)
         if cuts:
@@ -52,25 +47,20 @@ def split(low, high, parts=None):
 
 
 def balance(counted, streams, count_all, rounds=2 * DEEPEST):
-    """Counted ranges ([(low, high, count)], in order, covering every id) cut finer where a
-    stream's boundary (each k/streams of the total) falls inside one by more than an eighth of a
-    stream's share, then grouped into at most `streams` balanced ranges: [(low, high, count)].
-    count_all(ranges) gives each range's [(low, high, count)] (finer where a COUNT had to be
-    cut): every range of a round is asked at once, so planning costs a few rounds of COUNTs side
-    by side, not one COUNT after another; each range cut into about as many children as make
-    them a quarter of a share (if its ids spread evenly: a long common prefix takes a round a
-    character or two)."""
+    """Counted ranges [(low, high, count)] cut finer where a stream's boundary (each k/streams of the
+    total) falls inside one by over an eighth of a share, then grouped into at most `streams`.
+    count_all(ranges) gives each one's [(low, high, count)]: a round's COUNTs are asked at once, each
+    range cut into children of about a quarter of a share."""
     finest = list(counted)
     total = sum(c for _, _, c in finest)
     share = total / max(streams, 1)
-    slack = share / 8
     marks = [total * k / streams for k in range(1, streams)]
     for _ in range(rounds):
         wanted, held = [], 0
         for part in finest:
             start, end = held, held + part[2]
             held = end
-            if any(start + slack < mark < end - slack for mark in marks):
+            if any(start + share / 8 < mark < end - share / 8 for mark in marks):
                 children = split(part[0], part[1], parts=max(2, -(-part[2] * 4 // max(int(share), 1))))
                 if children:
                     wanted.append((part, children))
@@ -83,12 +73,8 @@ def balance(counted, streams, count_all, rounds=2 * DEEPEST):
 
 
 def group(ranges, counts, streams):
-    """The counted ranges, in order, joined into at most `streams` runs of about equal counts,
-    cut at the edges nearest each k/streams of the total: [(low, high, count)]."""
-    total, edges, held = sum(counts), [], 0
-    for count in counts[:-1]:
-        held += count
-        edges.append(held)
+    """The ranges joined into at most `streams` runs cut at the edges nearest each k/streams of the total."""
+    total, edges = sum(counts), list(itertools.accumulate(counts[:-1]))
     cuts = sorted({min(range(len(edges)), key=lambda i: abs(edges[i] - total * k / streams))
                    for k in range(1, streams)} if edges else set())
     out, start = [], 0
@@ -99,8 +85,7 @@ def group(ranges, counts, streams):
 
 
 def quantiles(names, total, streams):
-    """Cuts into `streams` ranges at the ids found at even places of a sorted list of names
-    (the previous night's snapshot): [(low, high)]."""
+    """[(low, high)]: `streams` ranges cut at even places of sorted names (the previous snapshot's)."""
     if streams <= 1 or total < streams:
         return [(None, None)]
     places = {round(total * k / streams) for k in range(1, streams)}

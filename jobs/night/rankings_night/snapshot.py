@@ -1,34 +1,30 @@
-"""A night's snapshot of rating_events: rating_events.ndjson, one Firestore REST Document per
-line, in strictly increasing name order (a full read and a compaction write it so; an incremental
-night's change file is sorted the same way, layers.py), so a merge and a comparison are one pass
-over sorted files. Each snapshot's SHA-256 is recorded when it is written (record.py) and
-checked on the next night's pass before anything is built on it. Times are exact nanoseconds.
-
-A night without kept state (RANKINGS_FIRESTORE_SNAPSHOT=gzip) keeps rating_events.ndjson.gz
-instead: the same lines less createTime and updateTime, gzip-compressed by each stream as it
-reads (one gzip member a stream, concatenated), since its file system is the container's memory;
-no night builds on it. Its digest, as the plain file's, is of the bytes kept."""
+"""A night's snapshot of rating_events: rating_events.ndjson, one Firestore REST Document a line in
+strictly increasing name order (so a merge and a comparison are one pass), its SHA-256 recorded
+(record.py) and checked before a night builds on it. Times are exact nanoseconds.
+RANKINGS_FIRESTORE_SNAPSHOT=gzip keeps rating_events.ndjson.gz instead (its file system is the
+container's memory): the lines less UNREAD, one gzip member a stream, concatenated; never built on."""
 import ctypes
 import datetime
 import gzip
 import hashlib
 import json
 import os
+import re
 import zlib
 
 from . import files
 
 SNAPSHOT = "rating_events.ndjson"
 SNAPSHOT_GZ = SNAPSHOT + ".gz"
-# What neither the job nor the proof reads: two times to the microsecond on Firestore, which
-# compress poorly (the simulator's are all one time, so BENCHMARKS understates this).
+# Neither the job nor the proof reads them, and they compress poorly.
 UNREAD = ("createTime", "updateTime")
-# zlib's level 1: 8 % larger than level 6 (66 bytes a vote against 61) for half its CPU (1.7 s a
-# million votes against 3.3), in streams whose CPU is already the night's pace (BENCHMARKS, "A
-# night without a volume").
+# zlib's level 1: 8 % larger than level 6 for half its CPU, in streams whose CPU is the night's pace
+# (BENCHMARKS, "A night without a volume").
 LEVEL = 1
 NAME_PREFIX = b'{"name":"'
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+# The offset's form is left to fromisoformat.
+_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-].*)", re.ASCII | re.DOTALL)
 
 
 class Damaged(Exception):
@@ -39,14 +35,10 @@ _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def document_line(document, slim=False):
-    """A Document's line: its name first (what line_name reads without decoding), then the rest
-    (less UNREAD when slim)."""
-    if slim:
-        document = {k: v for k, v in document.items() if k not in UNREAD}
-    if next(iter(document)) != "name":     # Firestore sends it first: reordered only if not
-        ordered = {"name": document["name"]}
-        ordered.update((k, v) for k, v in document.items() if k != "name")
-        document = ordered
+    """A Document's line, its name first (what line_name reads without decoding); less UNREAD when slim."""
+    if slim or next(iter(document)) != "name":     # Firestore sends the name first
+        rest = {k: v for k, v in document.items() if k != "name" and not (slim and k in UNREAD)}
+        document = {"name": document["name"], **rest}
     return (_LINE.encode(document) + "\n").encode("utf-8")
 
 
@@ -65,9 +57,8 @@ def line_name(line):
 
 
 def snapshot_path(folder):
-    """The night's snapshot: rating_events.ndjson, or the compressed one of a night that kept none."""
-    plain = os.path.join(folder, SNAPSHOT)
-    compressed = os.path.join(folder, SNAPSHOT_GZ)
+    """rating_events.ndjson, or the compressed one of a night that kept none."""
+    plain, compressed = os.path.join(folder, SNAPSHOT), os.path.join(folder, SNAPSHOT_GZ)
     return compressed if not os.path.exists(plain) and os.path.exists(compressed) else plain
 
 
@@ -84,8 +75,8 @@ def open_lines(path):
 
 
 def document_at(path, number):
-    """The document name on line `number` of a snapshot, or None: what a bad line the job names in
-    a file that goes with its night (a container's) is in Firestore, where an operator can look."""
+    """The document name on line `number` of a snapshot, or None: where a bad line the job names is
+    in Firestore."""
     try:
         with open_lines(path) as lines:
             for at, line in enumerate(lines, 1):
@@ -113,8 +104,9 @@ def sorted_lines(path, digest=None):
 
 
 class Writer:
-    """Lines appended to a new snapshot, counted and digested as they go; synced on close. A
-    write that fails (a full disk) names the file."""
+    """Lines appended to a new snapshot, counted and digested (as the bytes kept); synced on close;
+    an OSError names the file."""
+    deflate = None
 
     def __init__(self, path):
         self.path, self.lines, self.digest = path, 0, hashlib.sha256()
@@ -128,30 +120,29 @@ class Writer:
         self.digest.update(data)
 
     def write(self, line):
-        self._write(line)
-        self.lines += 1
+        self.write_lines([line])
 
     def write_lines(self, lines):
-        self._write(b"".join(lines))
+        data = b"".join(lines)
+        self._write(self.deflate.compress(data) if self.deflate else data)
         self.lines += len(lines)
 
     def copy(self, path, lines=None):
-        """The lines of a file written by another Writer, appended whole, then the file removed;
-        `lines`: how many it holds, when it is compressed. Each chunk is released from the part
-        once appended, so the two together hold the part's bytes once, not twice (in memory, on
-        a container's file system)."""
+        """Another Writer's file appended whole (`lines`: how many, when compressed), then removed.
+        Each chunk is released from it once appended, so the two hold its bytes once, not twice."""
         with open(path, "r+b") as part:     # writable: releasing its bytes is a write
             at = 0
             while chunk := part.read(1 << 20):
                 self._write(chunk)
-                if lines is None:
-                    self.lines += chunk.count(b"\n")
+                self.lines += chunk.count(b"\n") if lines is None else 0
                 _release(part.fileno(), at, len(chunk))
                 at += len(chunk)
         self.lines += lines or 0
         os.unlink(path)
 
     def close(self):
+        if self.deflate:
+            self._write(self.deflate.flush())
         try:
             self.file.flush()
             os.fsync(self.file.fileno())
@@ -162,26 +153,13 @@ class Writer:
 
 
 class GzipWriter(Writer):
-    """A Writer of one gzip member, compressed as it is written, in the writing process (a
-    stream's own); counted by lines, digested as the bytes kept."""
+    """A Writer of one gzip member, compressed in the writing process (a stream's own)."""
 
     def __init__(self, path, level=LEVEL):
         super().__init__(path)
         self.deflate = zlib.compressobj(level, zlib.DEFLATED, 31)    # 31: a gzip member
 
-    def write(self, line):
-        self.write_lines([line])
 
-    def write_lines(self, lines):
-        self._write(self.deflate.compress(b"".join(lines)))
-        self.lines += len(lines)
-
-    def close(self):
-        self._write(self.deflate.flush())
-        return super().close()
-
-
-_PUNCH_HOLE = 0x03      # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 try:
     _fallocate = ctypes.CDLL(None, use_errno=True).fallocate
     _fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
@@ -190,15 +168,13 @@ except (OSError, AttributeError):
 
 
 def _release(fd, offset, length):
-    """The file's bytes at [offset, offset + length) given back to the file system (tmpfs, ext4 and
-    xfs can); where it cannot, they are given back when the file is removed."""
+    """Bytes given back to the file system (tmpfs, ext4 and xfs can; else when the file is removed)."""
     if _fallocate is not None:
-        _fallocate(fd, _PUNCH_HOLE, offset, length)
+        _fallocate(fd, 0x03, offset, length)    # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 
 
-def _vote(line):
-    """What a document says as a vote: its fields (not createTime or updateTime, which an import or
-    a restore changes without changing a vote)."""
+def _fields(line):
+    """A document's vote: its fields (not the times an import or a restore changes), or None."""
     try:
         return json.loads(line).get("fields")
     except ValueError:
@@ -206,20 +182,18 @@ def _vote(line):
 
 
 def _timestamp(line):
-    """A line's timestamp field in nanoseconds, or None when it has none that Firestore orders as a
-    timestamp (such a document never matches the incremental query)."""
+    """A line's timestamp in nanoseconds, or None when it has none (never matching the incremental query)."""
     try:
-        return parse_time(json.loads(line)["fields"]["timestamp"]["timestampValue"])
+        return parse_time(_fields(line)["timestamp"]["timestampValue"])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def drift(held, full_path, watermark):
-    """Documents the snapshot `held` (a path, or (name, line) in name order: a layered night's
-    layers.merged) holds wrong against the full read at full_path that an incremental night from
-    watermark could not have corrected: deleted since, or a vote changed or added with a
-    timestamp before the watermark (or none). A document whose vote is the same is not drift,
-    whatever its updateTime says."""
+    """Documents the snapshot `held` (a path, or layers.merged's (name, line)s) holds wrong against
+    the full read at full_path that an incremental night from watermark could not have corrected:
+    deleted since, or a vote changed or added stamped before the watermark (or unstamped). The same
+    vote is not drift, whatever its updateTime."""
     count = 0
     held = sorted_lines(held) if isinstance(held, (str, os.PathLike)) else iter(held)
     h = next(held, None)
@@ -228,46 +202,28 @@ def drift(held, full_path, watermark):
             count += 1
             h = next(held, None)
         if h is not None and h[0] == name:
-            same = h[1] == line or _vote(h[1]) == _vote(line)
+            same = h[1] == line or _fields(h[1]) == _fields(line)
             h = next(held, None)
             if same:
                 continue
         stamp = _timestamp(line)
-        if stamp is None or stamp < watermark:
-            count += 1
-    while h is not None:
-        count += 1
-        h = next(held, None)
-    return count
+        count += stamp is None or stamp < watermark
+    return count + (h is not None) + sum(1 for _ in held)
 
 
 def parse_time(text):
     """RFC 3339 with Z or an offset and up to nanoseconds, as whole nanoseconds since the epoch."""
-    if not text.isascii():
-        raise ValueError(f"{text!r} is not an RFC 3339 time")
-    main, _, rest = text.partition(".")
-    digits = ""
-    if rest:
-        while rest[:1].isdigit():
-            digits, rest = digits + rest[0], rest[1:]
-        if not digits or len(digits) > 9:
-            raise ValueError(f"{text!r}: a fraction of 1 to 9 digits")
-        offset = rest
-    else:
-        at = max(main.find(c, 19) for c in "Zz+-")
-        main, offset = (main[:at], main[at:]) if at > 0 else (main, "")
-    if offset in ("Z", "z"):
-        offset = "+00:00"
-    if len(main) != 19 or main[10] not in "Tt" or not offset or not main.replace("-", "").replace(":", "")[:8].isdigit():
+    match = _TIME.fullmatch(text)
+    if not match:
         raise ValueError(f"{text!r} is not an RFC 3339 time with an offset")
-    moment = datetime.datetime.fromisoformat(main[:10] + "T" + main[11:] + offset)
-    seconds = (moment - EPOCH) // datetime.timedelta(seconds=1)
-    return seconds * 1_000_000_000 + int(digits.ljust(9, "0") or 0)
+    date, clock, digits, offset = match.groups()
+    moment = datetime.datetime.fromisoformat(f"{date}T{clock}{'+00:00' if offset in 'Zz' else offset}")
+    return (moment - EPOCH) // datetime.timedelta(seconds=1) * 1_000_000_000 + int((digits or "0").ljust(9, "0"))
 
 
 def format_time(nanoseconds):
-    """A Firestore timestampValue in UTC, cut down to the microsecond Firestore keeps (never up: a
-    bound so cut takes in at least what it should); the year always four digits."""
+    """A Firestore timestampValue in UTC, cut down (never up: a bound so cut takes in at least what it
+    should) to the microsecond Firestore keeps; the year always four digits."""
     seconds, rest = divmod(nanoseconds, 1_000_000_000)
     moment = EPOCH + datetime.timedelta(seconds=seconds)
     return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
