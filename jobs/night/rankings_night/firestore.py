@@ -149,7 +149,8 @@ class Query:
                     raise Broken(f"{where}: {name} is outside the range asked for")
                 cursor, key = self.ordering(document)
                 if last_key is not None and not key > last_key:
-                    raise Broken(f"{where}: {name} does not come after the document before it (a repeat or a step back)")
+                    raise Broken(f"{where}: {name} does not come after the document before it "
+                                 "(a repeat or a step back)")
                 last_key = key
             yield documents
             if len(documents) < self.page_size:
