@@ -7,7 +7,7 @@ import urllib.parse
 from . import auth, parallel, ranges
 from .snapshot import format_time, parse_time
 from .statuses import UNAVAILABLE, Failure
-from .stream import Broken, field_value, read_count, read_page, value_key
+from .stream import Broken, conjuncts, field_value, read_count, read_page, value_key
 from .transport import Anonymous, Refused, Retry, Transport
 
 PAGE_SIZE = 1000    # documents a page asks for (answers stay well under Firestore's size limits)
@@ -99,8 +99,7 @@ class Query:
         self.read_time, self.page_size, self.low, self.high = read_time, page_size, low, high
         self.prefix = f"{firestore.database_path}/documents/{collection}/"
         # An AND of filters joins the name range's as one AND (the board's proof counts so).
-        nested = where and where.get("compositeFilter", {}).get("op") == "AND"
-        filters = list(where["compositeFilter"]["filters"]) if nested else [where] if where else []
+        filters = conjuncts(where)
         for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
             if name is not None:
                 filters.append({"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": op,

@@ -5,6 +5,7 @@ snapshot by the job's rules (refused()) and added to the job's side by name befo
 import collections
 import contextlib
 import json
+import operator
 import os
 import re
 import types
@@ -14,28 +15,22 @@ from . import parallel
 from .firestore import count
 from .snapshot import open_lines, parse_time
 from .statuses import DATA, Failure
-from .stream import Broken, field_value, value_key
+from .stream import Broken, conjuncts, field_value, value_key
 from .transport import Refused
 
 # Each kind the proof counts: the job's name for it (a --stats key) and its closed range. Both ends
 # are needed: 6 and 0 are bad lines for the job, and NaN, which Firestore orders below every number, fails >= 1.
 KINDS = (("hilarious", 4, 5), ("horrible", 1, 2))
+_COMPARE = {"EQUAL": operator.eq, "LESS_THAN": operator.lt, "LESS_THAN_OR_EQUAL": operator.le,
+            "GREATER_THAN": operator.gt, "GREATER_THAN_OR_EQUAL": operator.ge}
 
 
 def index_fields(per_joke, where):
     """The fields of the composite index a COUNT needs ([]: Firestore's automatic one serves): an
     equality first, then the ranges' fields in name order, as Firestore orders a query's ranges."""
-    fields = (["joke_id"] if per_joke else []) + sorted({"rating"} | set(_range_fields(where)))
+    ranged = {f["fieldFilter"]["field"]["fieldPath"] for f in conjuncts(where) if f["fieldFilter"]["op"] != "EQUAL"}
+    fields = (["joke_id"] if per_joke else []) + sorted({"rating"} | ranged)
     return fields if len(fields) > 1 else []
-
-
-def _range_fields(where):
-    if not where:
-        return []
-    if "compositeFilter" in where:
-        return [f for inner in where["compositeFilter"]["filters"] for f in _range_fields(inner)]
-    f = where["fieldFilter"]
-    return [f["field"]["fieldPath"]] if f["op"] != "EQUAL" else []
 
 
 def read_stats(path):
@@ -126,21 +121,14 @@ def firestore_kind(fields):
 def matches(fields, where):
     """Whether Firestore's filter `where` (fieldFilters, ANDed) matches a document's fields: a
     range matches a value of the bound's own type class only."""
-    if not where:
-        return True
-    if "compositeFilter" in where:
-        assert where["compositeFilter"]["op"] == "AND"
-        return all(matches(fields, f) for f in where["compositeFilter"]["filters"])
-    f = where["fieldFilter"]
-    value = field_value(fields, f["field"]["fieldPath"])
-    try:
-        have, bound = value_key(value), value_key(f["value"])
-    except Broken:
-        return False
-    if have[0] != bound[0]:
-        return False
-    return {"EQUAL": have == bound, "LESS_THAN": have < bound, "LESS_THAN_OR_EQUAL": have <= bound,
-            "GREATER_THAN": have > bound, "GREATER_THAN_OR_EQUAL": have >= bound}[f["op"]]
+    for f in (f["fieldFilter"] for f in conjuncts(where)):
+        try:
+            have, bound = value_key(field_value(fields, f["field"]["fieldPath"])), value_key(f["value"])
+        except Broken:
+            return False
+        if have[0] != bound[0] or not _COMPARE[f["op"]](have, bound):
+            return False
+    return True
 
 
 # Nearly every vote has this shape, one the job counts, so it is passed over at the disk's speed
@@ -200,11 +188,7 @@ def kind_filter(kind, joke=None, where=None):
     _, low, high = next(k for k in KINDS if k[0] == kind)
     filters = [_filter("joke_id", "EQUAL", {"stringValue": joke})] if joke is not None else []
     filters += [_filter("rating", "GREATER_THAN_OR_EQUAL", {"integerValue": str(low)}),
-                _filter("rating", "LESS_THAN_OR_EQUAL", {"integerValue": str(high)})]
-    if where and where.get("compositeFilter", {}).get("op") == "AND":
-        filters += where["compositeFilter"]["filters"]
-    elif where:
-        filters.append(where)
+                _filter("rating", "LESS_THAN_OR_EQUAL", {"integerValue": str(high)})] + conjuncts(where)
     return {"compositeFilter": {"op": "AND", "filters": filters}}
 
 

@@ -66,6 +66,13 @@ def read_count(answer, where):
     return counts[0], read_time
 
 
+def conjuncts(where):
+    """The REST Filters an AND joins (a filter alone: itself; None: none)."""
+    if where and where.get("compositeFilter", {}).get("op") == "AND":
+        return list(where["compositeFilter"]["filters"])
+    return [where] if where else []
+
+
 def field_value(fields, path):
     """The Value at a dotted field path of a document's fields, or None."""
     value = {"mapValue": {"fields": fields}}
