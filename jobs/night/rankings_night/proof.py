@@ -274,34 +274,33 @@ def prove_board(firestore, collection, read_time, stats, bad, workers, say, wher
         proof.index_commands.append(command)
         say(f"proof: {what}: unproven for want of an index; make it with: {command}")
 
-    extra = collections.Counter((v.joke_id, v.kind) for v in bad.votes)
-    try:
-        for number, (kind, _, _) in enumerate(KINDS):
-            job = sum(c[number] for c in jokes.values())
-            accounted = sum(1 for v in bad.votes if v.kind == kind)
-            theirs = firestore_count(kind_filter(kind, where=where))
-            proof.totals[kind] = (job, accounted, theirs)
-            if job + accounted != theirs:
-                proof.mismatches.append(Mismatch(None, kind, job, accounted, theirs))
-    except Refused as refusal:
-        proof.totals.clear()
-        no_index("the totals in the window", False, refusal)
-
-    work = [(joke, number, kind) for joke in jokes for number, (kind, _, _) in enumerate(KINDS)]
+    by_joke = collections.Counter((v.joke_id, v.kind) for v in bad.votes)
+    by_kind = collections.Counter(v.kind for v in bad.votes)
 
     def one(item):
         joke, number, kind = item
         theirs = firestore_count(kind_filter(kind, joke, where))
-        job, accounted = jokes[joke][number], extra[(joke, kind)]
+        if joke is None:
+            job, accounted = sum(c[number] for c in jokes.values()), by_kind[kind]
+            proof.totals[kind] = (job, accounted, theirs)
+        else:
+            job, accounted = jokes[joke][number], by_joke[(joke, kind)]
         return None if job + accounted == theirs else Mismatch(joke, kind, job, accounted, theirs)
 
-    try:
-        # The first alone, so that a missing index costs one refusal.
-        found = [one(work[0])] if work else []
-        found += parallel.each(one, work[1:], workers)
-        proof.mismatches = [m for m in found if m is not None] + proof.mismatches
-    except Refused as refusal:
-        no_index("a joke's votes by rating", True, refusal)
+    found = {}
+    for per_joke, what in ((False, "the totals in the window"), (True, "a joke's votes by rating")):
+        work = [(joke, number, kind) for joke in (jokes if per_joke else [None])
+                for number, (kind, _, _) in enumerate(KINDS)]
+        try:
+            # The first alone, so that a missing index costs one refusal.
+            found[per_joke] = [one(work[0])] if work else []
+            found[per_joke] += parallel.each(one, work[1:], workers)
+        except Refused as refusal:
+            found[per_joke] = []
+            if not per_joke:
+                proof.totals.clear()
+            no_index(what, per_joke, refusal)
+    proof.mismatches = [m for m in found[True] + found[False] if m is not None]
     proof.queries = len(sent)
     say(f"proof: {proof.describe()}")
     return proof
