@@ -56,8 +56,7 @@ def checked(text, what):
 
 
 def run_bounded(argv, seconds):
-    """argv's output, run in a process group of its own, the whole group killed at the limit
-    (TimeoutExpired), so a shell's children cannot outlive it."""
+    """argv run in a process group of its own, all killed at the limit (TimeoutExpired): no child outlives it."""
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
     try:
@@ -73,8 +72,7 @@ def run_bounded(argv, seconds):
 
 
 class Credentials:
-    """headers() and refresh(sent) as transport.Transport asks them. `command`: the operator's
-    shell command; `metadata`, `metadata_retry`, `gcloud`: the other sources (tests point them elsewhere)."""
+    """headers() and refresh(sent) as transport.Transport asks them; tests point the sources elsewhere."""
 
     def __init__(self, command=None, *, emulator=False, metadata=METADATA, metadata_retry=METADATA_RETRY,
                  gcloud=GCLOUD):
@@ -92,8 +90,7 @@ class Credentials:
             return {"Authorization": f"Bearer {self.token}"}
 
     def refresh(self, sent):
-        """The token `sent` (headers) was refused: dropped, unless another thread has already
-        put a new one in its place. Whether a new one may be had (not on the emulator)."""
+        """The token `sent` was refused: dropped unless another thread replaced it. Whether a new one may be had."""
         if self.emulator:
             return False
         with self._lock:
@@ -105,8 +102,7 @@ class Credentials:
         return FORBIDDEN_HINTS.get(self.source, "")
 
     def _fetch(self):
-        """(token, monotonic time to fetch another or None): from the source of the last one,
-        else from the first that gives one."""
+        """(token, monotonic time to fetch another or None): from the last one's source, else the first."""
         if self.command:
             self.source = COMMAND
             return self._run(["/bin/sh", "-c", self.command], COMMAND), None
@@ -141,8 +137,7 @@ class Credentials:
         return checked(token, METADATA_SERVER), started + max(lifetime - EXPIRY_MARGIN, 0) if timed else None, None
 
     def _run(self, argv, what, tried=()):
-        """The token argv prints. For gcloud, the last in the chain, a failure lists what else
-        was tried and how to give a token."""
+        """The token argv prints; gcloud's failure (the last source) lists what else was tried, and how to give one."""
         def failed(why):
             if not tried:
                 return NoCredentials(f"no access token: {what}: {why}")

@@ -71,8 +71,7 @@ class Firestore:
             raise
 
     def write(self, path, fields, update_time=None, exists=None):
-        """A commit's write of the whole document at `path`: only if its updateTime is still
-        `update_time`, or only if it does (not) exist (`exists`)."""
+        """A commit's write of the whole document, on its `update_time` or on whether it `exists`."""
         write = {"update": {"name": f"{self.database_path}/documents/{path}", "fields": fields}}
         if update_time is not None:
             write["currentDocument"] = {"updateTime": update_time}
@@ -81,16 +80,14 @@ class Firestore:
         return write
 
     def commit(self, writes):
-        """Firestore's :commit of `writes`, all or none. A precondition no longer met is Refused 400
-        FAILED_PRECONDITION (404, 409 for `exists`); so is a retried commit whose first try was
-        applied but its answer lost: read back."""
+        """`writes` all or none. A precondition not met is Refused (400, 409), a retried commit whose
+        first try was applied too: read back."""
         return self.call("POST", "/documents:commit", {"writes": list(writes)})
 
 
 class Query:
-    """One query over a top-level collection, read whole at one readTime a page at a time: an
-    optional `where` (a REST Filter), names within [low, high) when given, ordered ascending by
-    `order_by` (field paths, the last one __name__, so that a cursor names one place)."""
+    """A query over a collection at one readTime: `where`, names in [low, high), ordered by
+    `order_by` (the last __name__, so that a cursor names one place)."""
 
     def __init__(self, firestore, collection, where=None, order_by=("__name__",), read_time=None,
                  low=None, high=None, page_size=PAGE_SIZE):
@@ -115,7 +112,6 @@ class Query:
         return {key: query, **({"readTime": self.read_time} if self.read_time is not None else {})}
 
     def ordering(self, document):
-        """The document's cursor values, and its place in the query's order as a Python key."""
         values = []
         for path in self.order_by[:-1]:
             values.append(field_value(document.get("fields", {}), path))
@@ -156,8 +152,7 @@ class Query:
                 return
 
     def count(self):
-        """Firestore's own count of the query's documents at its readTime (the server's now when
-        none is set yet, which it then becomes)."""
+        """Firestore's count of the query's documents at its readTime (or now, which it becomes)."""
         body = self.body("structuredAggregationQuery", {"structuredQuery": self.structured_query(),
                                                         "aggregations": [{"alias": "documents", "count": {}}]})
         counted, read_time = read_count(self.firestore.run_aggregation_query(body, final=("DEADLINE_EXCEEDED",)),
@@ -167,9 +162,8 @@ class Query:
 
 
 def now(firestore, collection, whole_minute=False):
-    """A readTime for a night: the server's now, from a query of no documents (limit 0: a
-    document asked for here would be served again by the read, and billed twice); whole minutes
-    are what point-in-time recovery and an export's snapshotTime take: the minute before it."""
+    """The server's now, from a query of limit 0 (a document asked for here would be billed again
+    by the read); `whole_minute` (what an export's snapshotTime takes): the minute before it."""
     query = Query(firestore, collection, page_size=0)
     next(query.pages())
     if whole_minute:
@@ -178,10 +172,8 @@ def now(firestore, collection, whole_minute=False):
 
 
 def count(firestore, collection, read_time, low, high, workers, say, where=None):
-    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore
-    cannot finish it within its deadline (DEADLINE_EXCEEDED), the COUNTs of its children, cut
-    finer as needed; their sum is the range's count, so the proof holds at any size. `where`:
-    a filter every COUNT has besides the range (the board's proof)."""
+    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore cannot
+    finish it in its deadline (DEADLINE_EXCEEDED), its children's, cut finer as needed."""
     try:
         return [(low, high, Query(firestore, collection, where=where, read_time=read_time, low=low,
                                   high=high).count())]

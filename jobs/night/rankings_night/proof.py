@@ -26,16 +26,14 @@ _COMPARE = {"EQUAL": operator.eq, "LESS_THAN": operator.lt, "LESS_THAN_OR_EQUAL"
 
 
 def index_fields(per_joke, where):
-    """The fields of the composite index a COUNT needs ([]: Firestore's automatic one serves): an
-    equality first, then the ranges' fields in name order, as Firestore orders a query's ranges."""
+    """A COUNT's composite index: the equality, then the ranges' fields in name order, as Firestore orders them."""
     ranged = {f["fieldFilter"]["field"]["fieldPath"] for f in conjuncts(where) if f["fieldFilter"]["op"] != "EQUAL"}
     fields = (["joke_id"] if per_joke else []) + sorted({"rating"} | ranged)
     return fields if len(fields) > 1 else []
 
 
 def read_stats(path):
-    """{joke_id: (hilarious, horrible)} of the job's --stats file (one object a line, joke ids
-    in strictly increasing byte order, counts whole numbers); Failure(DATA) naming the line."""
+    """{joke_id: (hilarious, horrible)} of the job's --stats file; Failure(DATA) naming the line."""
     jokes, last = {}, None
     with open(path, "rb") as lines:
         for number, raw in enumerate(lines, 1):
@@ -104,23 +102,15 @@ def _joke(value):
 
 
 def firestore_kind(fields):
-    """The kind Firestore's range filters put a document's rating in (any integer or double in a
-    kind's range, whatever the job thinks of the document), or None."""
-    for kind, number in (("integerValue", int), ("doubleValue", float)):
-        inner = _only(fields.get("rating"), kind)
-        if inner is None or isinstance(inner, bool):
-            continue
-        try:
-            number = number(inner)
-        except (TypeError, ValueError):
-            return None
-        return next((name for name, low, high in KINDS if low <= number <= high), None)
-    return None
+    """The kind Firestore's range filters put a document's rating in, whatever the job thinks of it."""
+    rating = fields.get("rating")
+    if isinstance(rating, dict) and any(isinstance(inner, bool) for inner in rating.values()):
+        return None     # not a number to Firestore, though Python's int(True) is one
+    return next((kind for kind, _, _ in KINDS if matches(fields, kind_filter(kind))), None)
 
 
 def matches(fields, where):
-    """Whether Firestore's filter `where` (fieldFilters, ANDed) matches a document's fields: a
-    range matches a value of the bound's own type class only."""
+    """Whether Firestore's `where` matches: a range matches a value of its bound's type class only."""
     for f in (f["fieldFilter"] for f in conjuncts(where)):
         try:
             have, bound = value_key(field_value(fields, f["field"]["fieldPath"])), value_key(f["value"])
@@ -149,9 +139,8 @@ def _readable_time(fields):
 
 
 def refused(snapshot, where=None, timestamps=False):
-    """The snapshot's documents the job refuses (`timestamps`: it was given --since or --as-of,
-    which refuse a vote without a readable timestamp), and which of them the COUNTs (with `where`)
-    match. `snapshot`: a path to one Firestore Document a line, or its lines (layers.lines)."""
+    """The snapshot's (a path or its lines) documents the job refuses (`timestamps`: given --since
+    or --as-of), and those of them the COUNTs (with `where`) match."""
     result = Refusals()
     opened = open_lines(snapshot) if isinstance(snapshot, (str, os.PathLike)) else contextlib.nullcontext(snapshot)
     with opened as lines:
@@ -209,8 +198,7 @@ class Mismatch:
 
 @dataclass
 class Proof:
-    """`status`: "proven" (every count asked for equal), "mismatch" (one differs at least), or
-    "unproven" (none differs, but some were not compared: `unproven` says why)."""
+    """"proven", "mismatch" (one differs at least) or "unproven" (some not compared: `unproven` says why)."""
     read_time: str
     jokes: int
     mismatches: list = field(default_factory=list)
@@ -239,11 +227,9 @@ class Proof:
 
 
 def prove_board(firestore, collection, read_time, stats, bad, workers, say, where=None, report=None):
-    """Proof of the board whose --stats is `stats` (a path or read_stats's dict) at `read_time`.
-    `bad`: refused(snapshot, where, timestamps) of the snapshot the job read. `where`: the window's
-    filter, ANDed to every COUNT. `report`: the job's --report (a path or its dict), which must count
-    as many bad lines as `bad` and remove no duplicates, else nothing is compared. Raises what a
-    COUNT raises, but for a refusal for want of an index, which leaves what it refused unproven."""
+    """Proof of the board whose --stats is `stats` (a path or a dict); `bad`: refused() of the snapshot
+    the job read; `report`: its --report (a path or a dict). A refusal for want of an index leaves
+    what it refused unproven; any other failure is raised."""
     jokes = read_stats(stats) if isinstance(stats, (str, bytes, os.PathLike)) else dict(stats)
     proof = Proof(read_time=read_time, jokes=len(jokes), accounted=len(bad.votes))
     why = _against_report(bad, report) if report is not None else None
@@ -307,9 +293,7 @@ def prove_board(firestore, collection, read_time, stats, bad, workers, say, wher
 
 
 def _against_report(bad, report):
-    """Why the job's --report (a path or its dict) keeps the proof from standing, or None: votes
-    it removed as duplicates Firestore counts, and bad lines other than those read here cannot be
-    accounted for."""
+    """Why the job's --report keeps the proof from standing (duplicates removed, bad lines not these), or None."""
     if not isinstance(report, dict):
         with open(report, encoding="utf-8") as text:
             report = json.load(text)

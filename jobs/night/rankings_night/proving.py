@@ -42,8 +42,7 @@ def job_flags(board):
 
 
 def window(board, record, computed_at):
-    """(the COUNTs' filter, whether the job read timestamps) for a board: the fetch's window
-    (RANKINGS_FIRESTORE_SINCE) and the 30-day board's own, the later of the two."""
+    """(the COUNTs' filter, whether the job read timestamps): the later of the fetch's window and the board's."""
     bounds = [parse_time(record["since"])] if record.get("since") else []
     if "--since" in board.flags:
         bounds.append(parse_time(computed_at) - THIRTY_DAYS_NS)
@@ -51,8 +50,7 @@ def window(board, record, computed_at):
 
 
 def prove(firestore, record, folder, boards, computed_at, workers, say):
-    """The Verdict over every board, proved against Firestore at record's readTime; raises what
-    Firestore's calls raise (another try may answer)."""
+    """The Verdict over every board at record's readTime; raises what Firestore's calls raise."""
     verdict = Verdict(PROVEN)
     if record.get("method") != "rest":
         verdict.status = UNPROVEN

@@ -47,8 +47,7 @@ _PLAIN = {"timestampValue": parse_time, "integerValue": int, "doubleValue": floa
 
 
 def plain(value):
-    """A REST Value as a Python value that compares as Firestore means it (a Timestamp written
-    with or without its zero milliseconds, an empty array with or without `values`)."""
+    """A REST Value that compares as Firestore means it (a Timestamp's zero milliseconds, an empty array)."""
     (kind, inner), = value.items()
     return kind, _PLAIN.get(kind, lambda same: same)(inner)
 
@@ -71,11 +70,9 @@ def is_firestore_body(path):
 
 
 def publish(path, settings, name=None, read_time=None, max_drop=None, seconds=None):
-    """DOC written as COLLECTION/NAME (`name`: the night's board role, else DOC's file name) in one
-    commit on the condition that the document is the one read just before, so nothing written in
-    between is overwritten unseen. With `read_time` (the snapshot's) it carries it and is not written
-    over one from a later snapshot ("superseded"); with `max_drop`, not over one whose total it
-    would cut by more than that share (65). "written" or "superseded"."""
+    """DOC written as COLLECTION/NAME in one commit on the document read just before (nothing written
+    between is overwritten unseen); not over one from a later snapshot than `read_time`
+    ("superseded"), nor over a total `max_drop` % higher (65). "written" or "superseded"."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     collection = settings.firestore_collection
     name = name or os.path.basename(path).removesuffix(".json")
@@ -158,8 +155,7 @@ def later(current, read_time):
 
 
 def guard(path, full_name, current, body, max_drop):
-    """--max-drop against the board the app reads now, in Firestore (a container without a volume
-    has no board of its own to compare with): 65 when the new total is more than max_drop % lower."""
+    """--max-drop against the board in Firestore (a container without a volume has no board of its own)."""
     def total(fields):
         try:
             return int(fields["total_hilarious_ratings"]["integerValue"]) + \

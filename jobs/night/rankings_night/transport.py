@@ -33,8 +33,7 @@ def _rebuilt(kind, message, attributes):
 
 
 class Refused(FirestoreError):
-    """A final no (400, 401, 403, 404, a redirect...): `code` the HTTP status, `reason` Firestore's
-    status word (FAILED_PRECONDITION) when it gave one."""
+    """A final no: `code` the HTTP status, `reason` Firestore's status word (FAILED_PRECONDITION)."""
 
     def __init__(self, message, code, reason=""):
         super().__init__(message)
@@ -63,10 +62,8 @@ class _TooSlow(OSError):
 
 @dataclasses.dataclass(frozen=True)
 class Retry:
-    """When and how long to wait before another try: drawn at random between 0 and initial *
-    multiplier ** (tries - 1), capped at `maximum` (full jitter: streams answered 429 together do
-    not come back together); a server's Retry-After is a floor. `deadline`: seconds a call may take
-    with all its tries (None: only `attempts` bounds them)."""
+    """When to try again: full jitter (streams answered 429 together do not come back together), a
+    server's Retry-After a floor; `deadline`: seconds a call may take with all its tries."""
     attempts: int = 5
     initial: float = 1.0
     maximum: float = 60.0
@@ -77,14 +74,12 @@ class Retry:
     unknown_host: bool = True      # retry a host name that does not resolve (EAI_NONAME)
 
     def retries(self, error):
-        """Whether a try that failed with `error` (the connection, the answer broken) is worth another."""
         reason = getattr(error, "reason", error)
         unknown = isinstance(reason, socket.gaierror) and reason.errno == socket.EAI_NONAME
         retried = isinstance(error, (OSError, http.client.HTTPException, ValueError))
         return retried and (self.unknown_host or not unknown)
 
     def pause(self, tries, floor=0.0, uniform=random.uniform):
-        """Seconds to wait after `tries` tries; `floor` the server's Retry-After."""
         ceiling = min(self.maximum, self.initial * self.multiplier ** (tries - 1))
         wait = uniform(0.0, ceiling) if self.jitter else ceiling
         return max(wait, min(floor, RETRY_AFTER_LIMIT))
@@ -101,9 +96,8 @@ class Anonymous:
 
 
 class _Watch:
-    """One try's limit on its whole time. A socket timeout bounds each read alone, so a server
-    sending a byte a second would hold a call for ever; at the limit this shuts the socket down,
-    which ends whatever read or write waits on it."""
+    """One try's limit on its whole time (a socket timeout bounds each read alone: a byte a second
+    would hold a call for ever): at the limit the socket is shut down, ending any read or write."""
 
     def __init__(self, seconds):
         self.expired, self.socket, self.lock = False, None, threading.Lock()
@@ -149,9 +143,7 @@ def _handler(watch):
 
 
 def fetch(request, seconds):
-    """(status, headers, body) of one try within `seconds` from the start. Raises OSError when
-    the connection fails or the time runs out, HTTPException when the answer is not HTTP or is
-    cut short."""
+    """(status, headers, body) of one try within `seconds`; OSError or HTTPException else."""
     if seconds <= 0:
         raise _TooSlow("no time left for another try")
     watch = _Watch(seconds)
@@ -195,10 +187,8 @@ def _described(error):
 
 
 class Transport:
-    """Calls with retries. `retry` says which failures are tried again and when; `timeout` bounds
-    one try; `credentials` gives each try's headers() and drops a token a 401 answered (refresh(sent)
-    -> whether a new one may be had); `say` logs a retry; `deadline` (time.monotonic()) bounds every
-    call when set. `sleep` and `uniform` are time.sleep and random.uniform but for tests."""
+    """Calls with retries. `credentials`: headers() and refresh(sent) (a 401's token dropped: whether
+    a new one may be had); `deadline` (time.monotonic()) bounds every call when set."""
 
     def __init__(self, retry=Retry(), timeout=60.0, credentials=None, say=print, deadline=None,
                  sleep=time.sleep, uniform=random.uniform):
@@ -206,10 +196,8 @@ class Transport:
         self.say, self.deadline, self.sleep, self.uniform = say, deadline, sleep, uniform
 
     def call(self, method, url, body=None, final=(), headers=None):
-        """One call's JSON answer. Only calls that may be repeated are made: a page at a fixed
-        readTime and cursor, a commit (repeated after an answer lost, one with a precondition is
-        refused, not applied twice: its caller reads back). `final`: Firestore status words
-        (DEADLINE_EXCEEDED for a COUNT) Refused at once, whatever the HTTP status."""
+        """One call's JSON answer; every call made may be repeated (a commit with a precondition is
+        refused, not applied twice). `final`: status words (DEADLINE_EXCEEDED) Refused at once."""
         retry, data = self.retry, None if body is None else json.dumps(body).encode()
         ends = min((t for t in (self.deadline, None if retry.deadline is None else time.monotonic() + retry.deadline)
                     if t is not None), default=None)
