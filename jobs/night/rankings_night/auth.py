@@ -1,11 +1,9 @@
-"""The OAuth access token for Firestore's API, the first source that gives one of:
-RANKINGS_FIRESTORE_TOKEN_COMMAND; the metadata server (a Google Cloud VM's or Cloud Run job's
-service account, or GKE Workload Identity's, whose server does not answer a pod's first seconds,
-so it is tried for about 10 s); `gcloud auth print-access-token`. None on the emulator. One token
-a run, fetched again from the same source when Firestore answers 401 or the metadata server's
-is about to expire. No message ever carries a token: redact() takes every token this process
-held out of any text. Failures are NoCredentials (statuses.status_of: 78)."""
-import json
+"""The OAuth access token for Firestore's API, from the first source that gives one:
+RANKINGS_FIRESTORE_TOKEN_COMMAND; the metadata server (tried for about 10 s: GKE Workload
+Identity's does not answer a pod's first seconds); `gcloud auth print-access-token`. None on the
+emulator. Fetched again from the same source on a 401 or before a metadata token expires. No
+message carries a token: redact() takes every token this process held out of any text."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,8 +21,7 @@ METADATA_TRY_SECONDS = 2.0
 EXPIRY_MARGIN = 60.0    # a metadata token is fetched again this long before it expires
 GCLOUD = ("gcloud", "auth", "print-access-token")
 
-COMMAND, METADATA_SERVER, GCLOUD_SOURCE = \
-    "RANKINGS_FIRESTORE_TOKEN_COMMAND", "the metadata server", "gcloud auth print-access-token"
+COMMAND, METADATA_SERVER, GCLOUD_SOURCE = "RANKINGS_FIRESTORE_TOKEN_COMMAND", "the metadata server", " ".join(GCLOUD)
 HOW_TO = ("set RANKINGS_FIRESTORE_TOKEN_COMMAND to a command that prints an access token, or run with a "
           "service account (a Google Cloud VM's or Cloud Run job's, or GKE Workload Identity's)")
 _secrets = set()
@@ -59,17 +56,14 @@ def checked(text, what):
 
 
 def run_bounded(argv, seconds):
-    """argv's output, run in a process group of its own, the whole group killed at the limit
-    (TimeoutExpired), so a shell's children cannot outlive it."""
+    """argv run in a process group of its own, all killed at the limit (TimeoutExpired): no child outlives it."""
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
     try:
         out, err = process.communicate(timeout=seconds)
     except BaseException:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait()
         process.stdout.close()
         process.stderr.close()
@@ -78,9 +72,7 @@ def run_bounded(argv, seconds):
 
 
 class Credentials:
-    """headers() and refresh(sent) as transport.Transport asks them. `command`: the operator's
-    shell command; `metadata`, `metadata_retry`, `gcloud`: the other sources, and how long the
-    metadata server is waited for (tests point them elsewhere)."""
+    """headers() and refresh(sent) as transport.Transport asks them; tests point the sources elsewhere."""
 
     def __init__(self, command=None, *, emulator=False, metadata=METADATA, metadata_retry=METADATA_RETRY,
                  gcloud=GCLOUD):
@@ -88,10 +80,6 @@ class Credentials:
         self.metadata, self.metadata_retry, self.gcloud = metadata, metadata_retry, tuple(gcloud)
         self.token, self.expires, self.source = None, None, None
         self._lock = threading.Lock()   # the streams of a full read ask at once; one token for all
-
-    @classmethod
-    def from_settings(cls, settings):
-        return cls(settings.firestore_token_command, emulator=bool(settings.emulator_host))
 
     def headers(self):
         if self.emulator:
@@ -102,8 +90,7 @@ class Credentials:
             return {"Authorization": f"Bearer {self.token}"}
 
     def refresh(self, sent):
-        """The token `sent` (headers) was refused: dropped, unless another thread has already
-        put a new one in its place. Whether a new one may be had (not on the emulator)."""
+        """The token `sent` was refused: dropped unless another thread replaced it. Whether a new one may be had."""
         if self.emulator:
             return False
         with self._lock:
@@ -115,8 +102,7 @@ class Credentials:
         return FORBIDDEN_HINTS.get(self.source, "")
 
     def _fetch(self):
-        """(token, monotonic time to fetch another or None): from the source of the last one,
-        else from the first that gives one."""
+        """(token, monotonic time to fetch another or None): from the last one's source, else the first."""
         if self.command:
             self.source = COMMAND
             return self._run(["/bin/sh", "-c", self.command], COMMAND), None
@@ -139,7 +125,7 @@ class Credentials:
         try:
             answer = transport.call("GET", self.metadata, headers={"Metadata-Flavor": "Google"})
         except Refused as refused:
-            return None, None, f"answered HTTP {refused.code}" + (" (no service account)" if refused.code == 404 else "")
+            return None, None, f"answered HTTP {refused.code}{' (no service account)' if refused.code == 404 else ''}"
         except Unavailable as unavailable:
             tries = f"{unavailable.tries} {'try' if unavailable.tries == 1 else 'tries'}"
             return None, None, f"is unreachable ({tries} in {time.monotonic() - started:.0f} s): {unavailable.why}"
@@ -147,14 +133,11 @@ class Credentials:
         if not isinstance(token, str):
             return None, None, "answered without an access token"
         lifetime = answer.get("expires_in")
-        expires = None
-        if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool):
-            expires = started + max(lifetime - EXPIRY_MARGIN, 0)
-        return checked(token, METADATA_SERVER), expires, None
+        timed = isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
+        return checked(token, METADATA_SERVER), started + max(lifetime - EXPIRY_MARGIN, 0) if timed else None, None
 
     def _run(self, argv, what, tried=()):
-        """The token argv prints. For gcloud, the last in the chain, a failure lists what else
-        was tried and how to give a token."""
+        """The token argv prints; gcloud's failure (the last source) lists what else was tried, and how to give one."""
         def failed(why):
             if not tried:
                 return NoCredentials(f"no access token: {what}: {why}")
@@ -164,13 +147,11 @@ class Credentials:
         except subprocess.TimeoutExpired:
             raise NoCredentials(f"no access token: {what} did not finish in {COMMAND_SECONDS}s "
                                 "(stopped, with every process it started)") from None
-        except FileNotFoundError as error:
-            if tried:
-                raise failed(f"{argv[0]} is not installed (the container image holds no gcloud)") from None
-            raise failed(error.strerror) from None
         except OSError as error:
-            raise failed(error.strerror) from None
+            missing = tried and isinstance(error, FileNotFoundError)
+            raise failed(f"{argv[0]} is not installed (the container image holds no gcloud)" if missing
+                         else error.strerror) from None
         if done.returncode != 0:
-            detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-            raise failed(detail[0])
+            detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+            raise failed(detail[0] if detail else f"exit status {done.returncode}")
         return checked(done.stdout.decode("utf-8", "replace"), what)

@@ -1,14 +1,13 @@
-"""Firestore's REST calls the night makes, over transport.py, apart from the night's logic: a
-query read whole at one readTime a page at a time, its COUNT at the same time, a document's GET
-and PATCH, and a commit whose write may carry a precondition. What an answer must be to count as
-whole is stream.py's. A Firestore is handed to the night's logic; a fake in memory can stand in
-for it with database_path, run_query, run_aggregation_query, get_document and commit."""
+"""Firestore's REST calls the night makes, over transport.py: a query read whole at one readTime a
+page at a time, its COUNT at the same time, a document's GET and a commit whose write may carry a
+precondition. A fake in memory can stand in with database_path, run_query, run_aggregation_query."""
+import itertools
 import urllib.parse
 
 from . import auth, parallel, ranges
 from .snapshot import format_time, parse_time
 from .statuses import UNAVAILABLE, Failure
-from .stream import Broken, read_count, read_page, value_key
+from .stream import Broken, conjuncts, field_value, read_count, read_page, value_key
 from .transport import Anonymous, Refused, Retry, Transport
 
 PAGE_SIZE = 1000    # documents a page asks for (answers stay well under Firestore's size limits)
@@ -16,13 +15,13 @@ GOOGLE = "https://firestore.googleapis.com/v1"
 
 
 class Firestore:
-    """One database's calls. Firestore(settings, say) as the night's settings give it, or
-    Firestore.connect(project, ...) with everything said. Its errors are transport.py's types."""
+    """One database's calls: Firestore(settings, say) as the night's settings give it, or
+    Firestore.connect(project, ...). Its errors are transport.py's types."""
 
     def __init__(self, settings, say):
         api = f"http://{settings.emulator_host}/v1" if settings.emulator_host else settings.firestore_endpoint or GOOGLE
         self._open(settings.firestore_project, settings.firestore_database, api,
-                   auth.Credentials.from_settings(settings),
+                   auth.Credentials(settings.firestore_token_command, emulator=bool(settings.emulator_host)),
                    Retry(attempts=settings.firestore_attempts, initial=settings.firestore_backoff_seconds,
                          maximum=max(Retry.maximum, settings.firestore_backoff_seconds)),
                    settings.firestore_timeout_seconds, None, say)
@@ -30,30 +29,22 @@ class Firestore:
     @classmethod
     def connect(cls, project, *, database="(default)", api=GOOGLE, credentials=None, retry=Retry(), timeout=60.0,
                 deadline=None, say=print):
-        """`api`: the REST root (http://HOST:PORT/v1 for an emulator); `credentials`: headers()
-        and refresh(sent) (auth.Credentials; None: no token, as on an emulator); `retry`:
-        transport.Retry; `timeout`: seconds a try may take; `deadline`: time.monotonic() after
+        """`api`: the REST root (http://HOST:PORT/v1 for an emulator); `credentials`: auth.Credentials
+        or None (no token); `timeout`: seconds a try may take; `deadline`: time.monotonic() after
         which no call goes on (settable later as .transport.deadline); `say`: retries logged."""
         firestore = cls.__new__(cls)
         firestore._open(project, database, api, credentials, retry, timeout, deadline, say)
         return firestore
 
     def _open(self, project, database, api, credentials, retry, timeout, deadline, say):
-        self.project, self.database, self.api = project, database, api.rstrip("/")
-        self.database_path = f"projects/{project}/databases/{database}"
+        self.api, self.database_path = api.rstrip("/"), f"projects/{project}/databases/{database}"
         self.credentials = credentials or Anonymous()
         self.transport = Transport(retry, timeout, self.credentials, lambda m: say(auth.redact(m)), deadline)
 
-    def url(self, suffix):
-        return f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
-
-    def document_name(self, path):
-        """The full name of the document at `path` (collection/id)."""
-        return f"{self.database_path}/documents/{path}"
-
     def call(self, method, suffix, body=None, final=()):
+        url = f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
         try:
-            return self.transport.call(method, self.url(suffix), body, final)
+            return self.transport.call(method, url, body, final)
         except Refused as refused:
             hint = getattr(self.credentials, "forbidden_hint", lambda: "")()
             if refused.code == 403 and hint:
@@ -61,23 +52,17 @@ class Firestore:
             raise
 
     def run_query(self, body):
-        """runQuery's answer (a stream: a JSON array) to `body` ({"structuredQuery": ...})."""
         return self.call("POST", "/documents:runQuery", body)
 
     def run_aggregation_query(self, body, final=()):
         return self.call("POST", "/documents:runAggregationQuery", body, final)
 
-    def patch(self, path, body):
-        return self.call("PATCH", f"/documents/{path}", body)
-
     def get(self, path):
-        """The document at `path`; Refused (404) when there is none."""
+        """The document at `path` (collection/id); Refused (404) when there is none."""
         return self.call("GET", f"/documents/{path}")
 
     def get_document(self, path):
-        """The document at `path` (its name, fields, updateTime), or None when Firestore answers
-        404 (no such document; a database that does not exist answers so too, and a commit to it
-        is then refused)."""
+        """The document at `path`, or None on 404 (a database that does not exist answers so too)."""
         try:
             return self.get(path)
         except Refused as refused:
@@ -86,9 +71,8 @@ class Firestore:
             raise
 
     def write(self, path, fields, update_time=None, exists=None):
-        """A commit's write of the whole document at `path`: only if its updateTime is still
-        `update_time` (as get_document read it), or only if it does (not) exist (`exists`)."""
-        write = {"update": {"name": self.document_name(path), "fields": fields}}
+        """A commit's write of the whole document, on its `update_time` or on whether it `exists`."""
+        write = {"update": {"name": f"{self.database_path}/documents/{path}", "fields": fields}}
         if update_time is not None:
             write["currentDocument"] = {"updateTime": update_time}
         elif exists is not None:
@@ -96,17 +80,14 @@ class Firestore:
         return write
 
     def commit(self, writes):
-        """Firestore's :commit of `writes` (REST Write objects, as write() makes them), all or
-        none: its answer, {"writeResults": [...], "commitTime": ...}. A precondition no longer
-        met is Refused 400 FAILED_PRECONDITION (404 NOT_FOUND, 409 ALREADY_EXISTS for `exists`);
-        so is a retried commit whose first try was applied but its answer lost: read back."""
+        """`writes` all or none. A precondition not met is Refused (400, 409), a retried commit whose
+        first try was applied too: read back."""
         return self.call("POST", "/documents:commit", {"writes": list(writes)})
 
 
 class Query:
-    """One query over a top-level collection, read whole at one readTime a page at a time: an
-    optional `where` (a REST Filter), names within [low, high) when given, ordered ascending by
-    `order_by` (field paths, the last one __name__, so that a cursor names one place)."""
+    """A query over a collection at one readTime: `where`, names in [low, high), ordered by
+    `order_by` (the last __name__, so that a cursor names one place)."""
 
     def __init__(self, firestore, collection, where=None, order_by=("__name__",), read_time=None,
                  low=None, high=None, page_size=PAGE_SIZE):
@@ -115,8 +96,7 @@ class Query:
         self.read_time, self.page_size, self.low, self.high = read_time, page_size, low, high
         self.prefix = f"{firestore.database_path}/documents/{collection}/"
         # An AND of filters joins the name range's as one AND (the board's proof counts so).
-        nested = where and where.get("compositeFilter", {}).get("op") == "AND"
-        filters = list(where["compositeFilter"]["filters"]) if nested else [where] if where else []
+        filters = conjuncts(where)
         for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
             if name is not None:
                 filters.append({"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": op,
@@ -124,42 +104,35 @@ class Query:
         self.where = filters[0] if len(filters) == 1 else \
             {"compositeFilter": {"op": "AND", "filters": filters}} if filters else None
 
-    def structured_query(self):
-        query = {"from": [{"collectionId": self.collection}]}
-        if self.where is not None:
-            query["where"] = self.where
-        return query
+    def structured_query(self, **more):
+        return {"from": [{"collectionId": self.collection}], **({"where": self.where} if self.where else {}), **more}
+
+    def body(self, key, query):
+        """A request of `query` at the query's readTime, once it has one."""
+        return {key: query, **({"readTime": self.read_time} if self.read_time is not None else {})}
 
     def ordering(self, document):
-        """The document's cursor values, and its place in the query's order as a Python key."""
         values = []
         for path in self.order_by[:-1]:
-            value = {"mapValue": {"fields": document.get("fields", {})}}
-            for part in path.split("."):
-                value = (value.get("mapValue") or {}).get("fields", {}).get(part) if isinstance(value, dict) else None
-            if value is None:
+            values.append(field_value(document.get("fields", {}), path))
+            if values[-1] is None:
                 raise Broken(f"{document['name']} has no {path}, which the query orders by")
-            values.append(value)
         values.append({"referenceValue": document["name"]})
         return values, tuple(value_key(v) for v in values[:-1]) + (document["name"][len(self.prefix):],)
 
     def pages(self):
-        """Each page's documents once it has arrived whole, in order; Broken for any answer that
-        is not Firestore's whole stream and for any document out of order or out of place."""
-        cursor, last_key, number = None, None, 0
-        while True:
-            number += 1
-            query = dict(self.structured_query(), limit=self.page_size,
-                         orderBy=[{"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by])
+        """Each page's documents once whole; Broken for an answer that is not Firestore's whole
+        stream and for any document out of order or out of place."""
+        cursor, last_key = None, None
+        for number in itertools.count(1):
+            query = self.structured_query(limit=self.page_size, orderBy=[
+                {"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by])
             if cursor is not None:
                 query["startAt"] = {"values": cursor, "before": False}
-            body = {"structuredQuery": query}
-            if self.read_time is not None:
-                body["readTime"] = self.read_time
+            body = self.body("structuredQuery", query)
             where = f"runQuery page {number}"
             documents, read_time = read_page(self.firestore.run_query(body), where)
-            if self.read_time is None:
-                self.read_time = read_time
+            self.read_time = self.read_time or read_time
             if len(documents) > self.page_size:
                 raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
             for document in documents:
@@ -171,19 +144,17 @@ class Query:
                     raise Broken(f"{where}: {name} is outside the range asked for")
                 cursor, key = self.ordering(document)
                 if last_key is not None and not key > last_key:
-                    raise Broken(f"{where}: {name} does not come after the document before it (a repeat or a step back)")
+                    raise Broken(f"{where}: {name} does not come after the document before it "
+                                 "(a repeat or a step back)")
                 last_key = key
             yield documents
             if len(documents) < self.page_size:
                 return
 
     def count(self):
-        """Firestore's own count of the query's documents at its readTime (the server's now when
-        none is set yet, which it then becomes)."""
-        body = {"structuredAggregationQuery": {"structuredQuery": self.structured_query(),
-                                               "aggregations": [{"alias": "documents", "count": {}}]}}
-        if self.read_time is not None:
-            body["readTime"] = self.read_time
+        """Firestore's count of the query's documents at its readTime (or now, which it becomes)."""
+        body = self.body("structuredAggregationQuery", {"structuredQuery": self.structured_query(),
+                                                        "aggregations": [{"alias": "documents", "count": {}}]})
         counted, read_time = read_count(self.firestore.run_aggregation_query(body, final=("DEADLINE_EXCEEDED",)),
                                         "runAggregationQuery")
         self.read_time = self.read_time or read_time
@@ -191,9 +162,8 @@ class Query:
 
 
 def now(firestore, collection, whole_minute=False):
-    """A readTime for a night: the server's now, from a query of no documents (limit 0: a
-    document asked for here would be served again by the read, and billed twice); whole minutes
-    are what point-in-time recovery and an export's snapshotTime take: the minute before it."""
+    """The server's now, from a query of limit 0 (a document asked for here would be billed again
+    by the read); `whole_minute` (what an export's snapshotTime takes): the minute before it."""
     query = Query(firestore, collection, page_size=0)
     next(query.pages())
     if whole_minute:
@@ -202,10 +172,8 @@ def now(firestore, collection, whole_minute=False):
 
 
 def count(firestore, collection, read_time, low, high, workers, say, where=None):
-    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore
-    cannot finish it within its deadline (DEADLINE_EXCEEDED), the COUNTs of its children, cut
-    finer as needed; their sum is the range's count, so the proof holds at any size. `where`:
-    a filter every COUNT has besides the range (the board's proof)."""
+    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore cannot
+    finish it in its deadline (DEADLINE_EXCEEDED), its children's, cut finer as needed."""
     try:
         return [(low, high, Query(firestore, collection, where=where, read_time=read_time, low=low,
                                   high=high).count())]

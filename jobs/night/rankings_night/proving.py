@@ -1,17 +1,8 @@
 """The night's proof step: every board the job wrote proved against Firestore's own counts at the
-snapshot's readTime (proof.py) before any is published, and the night's verdict on the answers.
-
-- proven: every count compared was equal; the boards are published.
-- unproven: nothing differed, but something could not be compared (Firestore lacks an index,
-  or the night was read by the export method): published, and said as a WARNING with the command
-  that makes the index, unless RANKINGS_BOARD_PROOF=required, which makes it a failure (78).
-- mismatch: a count differs. After an incremental night the night reads everything again and
-  proves again (Night.run); after a full read it is 65, nothing published, the jokes named.
-
-The job writes each board's counts (--stats) and its summary (--report) beside the board, as
-hidden files the proof reads; the 30-day board is compared within its window, as its --since
-counts it. The refused votes are found in the snapshot as the job read it: every layer of the
-night, the later winning by name (layers.py)."""
+snapshot's readTime (proof.py) before any is published: proven, unproven (published with a
+warning, or 78 with RANKINGS_BOARD_PROOF=required) or a mismatch (a full read and another proof
+after an incremental night, else 65). The job writes each board's --stats and --report beside it,
+hidden; the refused votes are read from every layer of the night, the later winning by name."""
 import json
 import os
 from dataclasses import dataclass, field
@@ -45,37 +36,21 @@ def files(board):
     return os.path.join(directory, f".{stem}.stats.ndjson"), os.path.join(directory, f".{stem}.report.json")
 
 
-def job_report(path):
-    """The job's --report as a dict, or None where it cannot be read (the proof then says why)."""
-    try:
-        with open(path, encoding="utf-8") as text:
-            report = json.load(text)
-    except (OSError, ValueError):
-        return None
-    return report if isinstance(report, dict) else None
-
-
 def job_flags(board):
     stats, report = files(board)
     return ["--stats", stats, "--report", report]
 
 
 def window(board, record, computed_at):
-    """(the COUNTs' filter, whether the job read timestamps) for a board: the fetch's window
-    (RANKINGS_FIRESTORE_SINCE) and the 30-day board's own, the later of the two."""
-    bounds = []
-    if record.get("since"):
-        bounds.append(parse_time(record["since"]))
+    """(the COUNTs' filter, whether the job read timestamps): the later of the fetch's window and the board's."""
+    bounds = [parse_time(record["since"])] if record.get("since") else []
     if "--since" in board.flags:
         bounds.append(parse_time(computed_at) - THIRTY_DAYS_NS)
-    if not bounds:
-        return None, False
-    return since_filter(max(bounds)), "--since" in board.flags
+    return (since_filter(max(bounds)), "--since" in board.flags) if bounds else (None, False)
 
 
 def prove(firestore, record, folder, boards, computed_at, workers, say):
-    """The Verdict over every board, proved against Firestore at record's readTime; raises what
-    Firestore's calls raise (another try may answer)."""
+    """The Verdict over every board at record's readTime; raises what Firestore's calls raise."""
     verdict = Verdict(PROVEN)
     if record.get("method") != "rest":
         verdict.status = UNPROVEN
@@ -85,8 +60,12 @@ def prove(firestore, record, folder, boards, computed_at, workers, say):
     for board in boards:
         stats, report = files(board)
         where, timestamps = window(board, record, computed_at)
-        said = job_report(report)
-        if said is not None and said.get("bad_lines") == 0:
+        try:
+            with open(report, encoding="utf-8") as text:
+                said = json.load(text)
+        except (OSError, ValueError):
+            said = None     # unread: the proof says why
+        if isinstance(said, dict) and said.get("bad_lines") == 0:
             # The job refused nothing, so there is nothing to find: no pass over the snapshot.
             bad, report = proof.Refusals(), said
         else:

@@ -1,7 +1,6 @@
 """rankings-publish-firestore DOC: DOC written to Firestore as COLLECTION/NAME (NAME: DOC's file
-name without .json) in one PATCH of the whole document, after `rankings check --print-firestore`
-has checked it and given its Firestore body. It succeeds only when Firestore answers with that
-document (its name, an updateTime, the same fields) and reading it back gives the same fields."""
+name without .json) after `rankings check --print-firestore` has checked it and given its body. It
+succeeds only when Firestore's answer holds the write and reading it back gives the same fields."""
 import json
 import os
 import re
@@ -11,11 +10,10 @@ import time
 
 from . import auth, settings as setting
 from .firestore import Firestore
-from .transport import Refused
 from .log import one_line
 from .snapshot import parse_time
 from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure, status_of
-from .transport import FirestoreError
+from .transport import FirestoreError, Refused
 
 PROGRAM = "rankings-publish-firestore"
 READ_TIME = "snapshot_read_time"    # the field that orders two nights' boards (the app ignores it)
@@ -43,21 +41,15 @@ def say(message):
     out(f"{PROGRAM}: {one_line(auth.redact(message))}")
 
 
+_PLAIN = {"timestampValue": parse_time, "integerValue": int, "doubleValue": float,
+          "arrayValue": lambda inner: [plain(v) for v in inner.get("values", [])],
+          "mapValue": lambda inner: {k: plain(v) for k, v in inner.get("fields", {}).items()}}
+
+
 def plain(value):
-    """A REST Value as a Python value that compares as Firestore means it (a Timestamp written
-    with or without its zero milliseconds, an empty array with or without `values`)."""
+    """A REST Value that compares as Firestore means it (a Timestamp's zero milliseconds, an empty array)."""
     (kind, inner), = value.items()
-    if kind == "timestampValue":
-        return kind, parse_time(inner)
-    if kind == "integerValue":
-        return kind, int(inner)
-    if kind == "doubleValue":
-        return kind, float(inner)
-    if kind == "arrayValue":
-        return kind, [plain(v) for v in inner.get("values", [])]
-    if kind == "mapValue":
-        return kind, {k: plain(v) for k, v in inner.get("fields", {}).items()}
-    return kind, inner
+    return kind, _PLAIN.get(kind, lambda same: same)(inner)
 
 
 def same_fields(sent, answer):
@@ -78,12 +70,9 @@ def is_firestore_body(path):
 
 
 def publish(path, settings, name=None, read_time=None, max_drop=None, seconds=None):
-    """DOC written as COLLECTION/NAME: `name` given by the night (the board's role), or DOC's file
-    name without .json when run by hand. Written in one commit whose precondition is the
-    document read just before (its updateTime, or that there is none), so nothing written in
-    between is overwritten unseen. With `read_time` (the snapshot's), the document carries it and
-    is not written over one made from a later snapshot ("superseded"); with `max_drop`, not over
-    one whose total it would cut by more than that share (65). "written" or "superseded"."""
+    """DOC written as COLLECTION/NAME in one commit on the document read just before (nothing written
+    between is overwritten unseen); not over one from a later snapshot than `read_time`
+    ("superseded"), nor over a total `max_drop` % higher (65). "written" or "superseded"."""
     settings.require("RANKINGS_FIRESTORE_PROJECT")
     collection = settings.firestore_collection
     name = name or os.path.basename(path).removesuffix(".json")
@@ -119,17 +108,20 @@ def publish(path, settings, name=None, read_time=None, max_drop=None, seconds=No
     target = f"{collection}/{name}"
     full_name = f"{firestore.database_path}/documents/{target}"
     for _ in range(RACES):
-        current = read_document(firestore, target)
+        current = firestore.get_document(target)
+        if current is not None and not (isinstance(current, dict) and isinstance(current.get("updateTime"), str)
+                                        and isinstance(current.get("fields"), dict)):
+            raise Failure(UNAVAILABLE, f"reading {target} before publishing gave no document: "
+                                       f"{json.dumps(current)[:200]}")
         if read_time is not None and later(current, read_time):
             say(f"not written: {full_name} was made from a later snapshot (readTime "
                 f"{current['fields'][READ_TIME]['timestampValue']}) than this night's ({read_time}); nothing is wrong")
             return "superseded"
         if max_drop is not None and current is not None:
             guard(path, full_name, current, body, max_drop)
-        precondition = {"updateTime": current["updateTime"]} if current is not None else {"exists": False}
         try:
-            answer = firestore.call("POST", "/documents:commit", {"writes": [{
-                "update": {"name": full_name, "fields": body["fields"]}, "currentDocument": precondition}]})
+            answer = firestore.commit([firestore.write(target, body["fields"], exists=False) if current is None else
+                                       firestore.write(target, body["fields"], update_time=current["updateTime"])])
         except Refused as refused:
             if refused.reason in ("FAILED_PRECONDITION", "ABORTED") or refused.code == 409:
                 say(f"{full_name} changed while this night published: reading it again")
@@ -149,23 +141,8 @@ def publish(path, settings, name=None, read_time=None, max_drop=None, seconds=No
         raise Failure(UNAVAILABLE, f"{path} not proven published: reading {full_name} back does not give the "
                                    f"document sent: {json.dumps(read)[:200]}")
     where = f" on the emulator at {settings.emulator_host}" if settings.emulator_host else ""
-    say(f"wrote {full_name} ({len(body['fields'])} fields, updateTime {written}; read back the "
-        f"same){where}")
+    say(f"wrote {full_name} ({len(body['fields'])} fields, updateTime {written}; read back the same){where}")
     return "written"
-
-
-def read_document(firestore, target):
-    """The document the app reads now (None when there is none), whole enough to compare with."""
-    try:
-        current = firestore.get(target)
-    except Refused as refused:
-        if refused.code == 404:
-            return None
-        raise
-    if not (isinstance(current, dict) and isinstance(current.get("updateTime"), str)
-            and isinstance(current.get("fields"), dict)):
-        raise Failure(UNAVAILABLE, f"reading {target} before publishing gave no document: {json.dumps(current)[:200]}")
-    return current
 
 
 def later(current, read_time):
@@ -177,17 +154,14 @@ def later(current, read_time):
         return False    # made by hand, or by a night without a fetch: no snapshot to order by
 
 
-def total(fields):
-    try:
-        return int(fields["total_hilarious_ratings"]["integerValue"]) + \
-            int(fields["total_horrible_ratings"]["integerValue"])
-    except (TypeError, KeyError, ValueError):
-        return None
-
-
 def guard(path, full_name, current, body, max_drop):
-    """--max-drop against the board the app reads now, in Firestore (a container without a volume
-    has no board of its own to compare with): 65 when the new total is more than max_drop % lower."""
+    """--max-drop against the board in Firestore (a container without a volume has no board of its own)."""
+    def total(fields):
+        try:
+            return int(fields["total_hilarious_ratings"]["integerValue"]) + \
+                int(fields["total_horrible_ratings"]["integerValue"])
+        except (TypeError, KeyError, ValueError):
+            return None
     before, after = total(current["fields"]), total(body["fields"])
     if before is None or after is None or before == 0 or after >= before * (1 - max_drop / 100):
         return

@@ -1,9 +1,6 @@
 """Firestore's streamed answers judged whole or broken, and its order of values: pure functions.
-
-A runQuery answer is a JSON array of items: documents, each with the readTime; `done` on the last
-item; an `error` item when the query failed part way (the HTTP status is 200 by then). A page is
-whole only when the array is, every item is an object, none is an error, none follows the item
-marked done, and the last one is marked done: an answer without its end was cut short."""
+A runQuery answer is a JSON array of items, `done` on the last; an `error` item when the query
+failed part way (the HTTP status is 200 by then). An answer without its item marked done was cut short."""
 import json
 import re
 
@@ -17,11 +14,6 @@ class Broken(Failure):
         super().__init__(UNAVAILABLE, message)
 
 
-def _error(item):
-    error = item["error"]
-    return error.get("message", error) if isinstance(error, dict) else error
-
-
 def _items(answer, where):
     if not isinstance(answer, list):
         raise Broken(f"{where}: the answer is not a stream (a JSON array) but {json.dumps(answer)[:200]}")
@@ -32,7 +24,9 @@ def _items(answer, where):
         if done:
             raise Broken(f"{where}: item {number} follows the item marked done")
         if "error" in item:
-            raise Broken(f"{where}: Firestore stopped the stream at item {number} with an error: {_error(item)}")
+            error = item["error"]
+            error = error.get("message", error) if isinstance(error, dict) else error
+            raise Broken(f"{where}: Firestore stopped the stream at item {number} with an error: {error}")
         done = item.get("done") is True
         yield number, item
     if not done:
@@ -72,30 +66,42 @@ def read_count(answer, where):
     return counts[0], read_time
 
 
-# Firestore's order of values of different types (its documented "value type ordering").
-_TYPE_RANK = {"nullValue": 0, "booleanValue": 1, "integerValue": 2, "doubleValue": 2, "timestampValue": 3,
-              "stringValue": 4, "referenceValue": 6}
+def conjuncts(where):
+    """The REST Filters an AND joins (a filter alone: itself; None: none)."""
+    if where and where.get("compositeFilter", {}).get("op") == "AND":
+        return list(where["compositeFilter"]["filters"])
+    return [where] if where else []
+
+
+def field_value(fields, path):
+    """The Value at a dotted field path of a document's fields, or None."""
+    value = {"mapValue": {"fields": fields}}
+    for part in path.split("."):
+        value = ((value.get("mapValue") or {}).get("fields") or {}).get(part) if isinstance(value, dict) else None
+    return value
+
+
 _TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z", re.ASCII)
 
 
+def _stamp(text):
+    whole = _TIMESTAMP.fullmatch(text)
+    return whole[1], int((whole[2] or "").ljust(9, "0"))
+
+
+# Firestore's "value type ordering" (its rank, then the value's own key) for the types we order by.
+_KEYS = {"nullValue": (0, lambda v: 0), "booleanValue": (1, bool), "integerValue": (2, int), "doubleValue": (2, float),
+         "timestampValue": (3, _stamp), "stringValue": (4, str), "referenceValue": (6, str)}
+
+
 def value_key(value):
-    """A Python value that sorts as Firestore sorts this REST Value, for the types a query of ours
-    orders by; Broken for any other."""
+    """A Python value that sorts as Firestore sorts this REST Value; Broken for another type."""
     if isinstance(value, dict) and len(value) == 1:
         (kind, inner), = value.items()
-        rank = _TYPE_RANK.get(kind)
-        try:
-            if kind in ("integerValue", "doubleValue"):
-                return rank, float(inner) if kind == "doubleValue" else int(inner)
-            if kind == "timestampValue":
-                whole = _TIMESTAMP.fullmatch(inner)
-                return rank, (whole[1], int((whole[2] or "").ljust(9, "0")))
-            if kind in ("stringValue", "referenceValue"):
-                return rank, str(inner)
-            if kind == "booleanValue":
-                return rank, bool(inner)
-            if kind == "nullValue":
-                return rank, 0
-        except (TypeError, ValueError):
-            pass
+        if kind in _KEYS:
+            rank, key = _KEYS[kind]
+            try:
+                return rank, key(inner)
+            except (TypeError, ValueError):
+                pass
     raise Broken(f"cannot order by the value {json.dumps(value)[:100]}")
