@@ -125,6 +125,18 @@ class Calls(harness.Case):
         self.expect("tries made and counted", len(requests) - failure.tries in (0, 1), True)
         self.assertLess(len(requests), 1000)
 
+    def test_a_pause_that_overruns_the_deadline_counts_no_try_that_was_not_made(self):
+        # A loaded machine's sleep, stood in for by one that sleeps past the policy's deadline.
+        said = []
+        transport = Transport(retry=Retry(attempts=5, initial=0.05, maximum=0.05, deadline=0.5), timeout=5,
+                              say=said.append, sleep=lambda seconds: time.sleep(seconds + 0.6))
+        with Server(lambda h, n: send(h, 503, error(503, "busy", "UNAVAILABLE"))) as server:
+            with self.assertRaises(TimeUp) as raised:
+                transport.call("POST", server.url + "/v1/x", {})
+        self.expect("tries", raised.exception.tries, 1)
+        self.expect("requests", len(server.requests), 1)
+        self.expect_in("message", "(gave up after 1 tries: the deadline comes before another)", str(raised.exception))
+
     def test_server_trouble_is_retried_then_given_up(self):
         cases = [
             (lambda h, n: send(h, 503, error(503, "busy", "UNAVAILABLE")), "HTTP 503: busy"),

@@ -242,10 +242,10 @@ class Transport:
             if tries >= retry.attempts:
                 raise Unavailable(f"{last} (gave up after {tries} tries)", tries, why)
             pause = retry.pause(tries, floor, self.uniform)
-            if ends is None or time.monotonic() + pause < ends:
-                self.say(f"{last}; try {tries} of {retry.attempts}, next in {pause:.3g}s")
-                self.sleep(pause)
-            # Checked again after the pause: on a loaded machine a sleep overruns, and a try with
-            # no time left would be counted without reaching the server.
+            time_up = TimeUp(f"{last} (gave up after {tries} tries: the deadline comes before another)", tries, why)
+            if ends is not None and time.monotonic() + pause >= ends:
+                raise time_up
+            self.say(f"{last}; try {tries} of {retry.attempts}, next in {pause:.3g}s")
+            self.sleep(pause)
             if ends is not None and time.monotonic() >= ends:
-                raise TimeUp(f"{last} (gave up after {tries} tries: the deadline comes before another)", tries, why)
+                raise time_up       # the pause overran (a loaded machine): no try without time to reach the server
