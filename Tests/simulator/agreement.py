@@ -114,20 +114,6 @@ def chain(client, where, by, limit, read_time=None):
         cursor = cursor_of(documents[-1], by)
 
 
-def board():
-    """A leaderboard document of every value type a publish sends, and forms Firestore rewrites:
-    an integer as a number, times with an offset and with zero milliseconds, an empty array."""
-    return {"week_id": {"stringValue": "all_time"}, "total_votes": {"integerValue": 1234},
-            "computed_at": {"timestampValue": "2026-11-27T01:00:00+02:00"},
-            "week_start": {"timestampValue": "2026-11-23T05:00:00.000Z"},
-            "week_end": {"timestampValue": "2026-11-30T04:59:59.999999Z"},
-            "score": {"doubleValue": 1}, "ratio": {"doubleValue": "NaN"}, "none": {"nullValue": None},
-            "flag": {"booleanValue": True}, "empty": {"arrayValue": {}}, "nothing": {"mapValue": {}},
-            "top": {"arrayValue": {"values": [
-                {"mapValue": {"fields": {"joke_id": {"stringValue": "j1"}, "votes": {"integerValue": "9"}}}},
-                {"mapValue": {"fields": {"joke_id": {"stringValue": "j2"}, "votes": {"integerValue": "7"}}}}]}}}
-
-
 def documents_in(answer):
     """How many documents a (normalised) answer, or a chain of them, holds."""
     if isinstance(answer, dict):

@@ -27,7 +27,7 @@ Standalone (a benchmark; stops on SIGINT or SIGTERM; the address on standard out
         --write-ndjson votes.ndjson     # the generator's votes, then exit
 
 Routes: /v1/projects/P/databases/D/documents:runQuery, :runAggregationQuery, :commit,
-/documents/PATH (GET, PATCH, DELETE), D:exportDocuments, D/operations/ID, the emulator's
+D:exportDocuments, D/operations/ID, the emulator's
 /emulator/v1/projects/P:export; control: GET /simulator/served, GET|POST /simulator/settings,
 POST /simulator/votes {"votes": [{"id", "joke_id", "rating", ["device_id", "week_id",
 "timestamp"]} or {"id", "delete": true}]}.
@@ -236,9 +236,6 @@ class FirestoreSimulator:
         if tail == "/documents:commit" and method == "POST":
             served.asked("commit")
             return 200, self.commit_api(db, body)
-        if tail.startswith("/documents/") and method in ("GET", "PATCH", "DELETE"):
-            served.asked(method.lower())
-            return 200, self.document_api(db, method, tail[len("/documents/"):], query, body)
         if tail == ":exportDocuments" and method == "POST":
             served.asked("exportDocuments")
             if not isinstance(body, dict):
@@ -334,29 +331,6 @@ class FirestoreSimulator:
         return {"writeResults": [{} if r is None else {"updateTime": times.format(r)} for r in results],
                 "commitTime": times.format(commit)}
 
-    def document_api(self, db, method, relative, query, body):
-        name = f"{db.root}/{relative}"
-        path = self.path_of(db, name)
-        if method == "GET":
-            if set(query) - {"readTime"}:
-                raise unsupported(", ".join(sorted(query)))
-            read_time = self.read_time_of(db, query)
-            document = db.get(path, read_time)
-            if document is None:
-                raise Answer(404, error(404, "NOT_FOUND", f"Document ({name}) not found."))
-            return document
-        if query:
-            raise unsupported(", ".join(sorted(query)))
-        if method == "DELETE":
-            db.commit([(path, None)])
-            return {}
-        if not isinstance(body, dict) or set(body) - {"name", "fields", "createTime", "updateTime"}:
-            raise QueryError("Payload isn't valid for request.")
-        if body.get("name", name) != name:
-            raise QueryError("The document's name in the body is not the one in the URL.")
-        commit, _ = db.commit([(path, body.get("fields", {}))])
-        return db.get(path, commit)
-
     def control(self, method, path, body):
         if path == "/simulator/served" and method == "GET":
             return self.served()
@@ -397,12 +371,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.handle_one("POST")
-
-    def do_PATCH(self):
-        self.handle_one("PATCH")
-
-    def do_DELETE(self):
-        self.handle_one("DELETE")
 
     def handle_one(self, method):
         sim, served = self.sim, self.sim.served_counts

@@ -149,19 +149,6 @@ class Query:
                 return False
         return True
 
-    def within(self, order_key):
-        if self.start is not None:
-            edge, before = self.start
-            head = order_key[:len(edge)]
-            if not (head >= edge if before else head > edge):
-                return False
-        if self.end is not None:
-            edge, before = self.end
-            head = order_key[:len(edge)]
-            if not (head < edge if before else head <= edge):
-                return False
-        return True
-
     # -- the synthetic votes
 
     def _base(self, db, read_time, ordered=True):

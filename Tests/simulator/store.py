@@ -113,11 +113,6 @@ class Database:
         document["updateTime"] = times.format(updated)
         return document
 
-    def get(self, path, read_time):
-        with self.lock:
-            state = self.state(path, read_time)
-            return None if state is None else self.document(path, state)
-
     def overlay_paths(self, collection):
         """The overlaid top-level documents of a collection, in name order."""
         return [(collection, i) for i in self.ids.get(collection, ())]

@@ -3,8 +3,7 @@ both started here, the emulator seeded with exactly the simulator's synthetic vo
 batches of writes made to both, then the same cases asked of both, and their answers required to
 be the same but for the times each stamps by its own clock (agreement.normalised): pages read with
 cursors and limits by each filter and order, at the server's now and at readTimes before and
-between the writes; counts with and without filters; empty results; refusals; PATCH and GET of a
-leaderboard; the emulator's export read back by `rankings aggregate`; and the night's own reader
+between the writes; counts with and without filters; empty results; refusals; the emulator's export read back by `rankings aggregate`; and the night's own reader
 over both. Google's emulator does not enforce production's limits, so none is tested here (see
 test_limits.py)."""
 import json
@@ -217,31 +216,6 @@ class Agreement(harness.Case):
         self.agree("a cursor on __name__ that is not a full name",
                    lambda side: side.client.query(a.query(None, ("__name__",), 5, startAt={
                        "values": [{"referenceValue": "rating_events/x"}], "before": False}))[::2])
-        self.agree("a PATCH of an integer that is not one",
-                   lambda side: side.client.call("PATCH", "/documents/weekly_rankings/bad",
-                                                 {"fields": {"n": {"integerValue": "x"}}})[::2])
-
-    def test_publish(self):
-        def publish(side):
-            path = "/documents/weekly_rankings/agreement_board"
-            first = side.client.call("PATCH", path, {"fields": a.board()})
-            again = side.client.call("PATCH", path, {"fields": a.board()})
-            changed = side.client.call("PATCH", path, {"fields": dict(a.board(), total_votes={"integerValue": "5"})})
-            read = side.client.call("GET", path)
-            return {"answers": [a.normalised(x[::2]) for x in (first, again, changed, read)],
-                    "the same PATCH again keeps updateTime": again[2]["updateTime"] == first[2]["updateTime"],
-                    "a change keeps createTime": changed[2]["createTime"] == first[2]["createTime"],
-                    "a change moves updateTime":
-                        times.parse(changed[2]["updateTime"]) > times.parse(first[2]["updateTime"]),
-                    "GET reads the PATCH's answer": read[2] == changed[2]}
-
-        self.agree("PATCH, the same PATCH, a changed PATCH, GET", publish)
-        self.agree("GET of a document that does not exist",
-                   lambda side: side.client.call("GET", "/documents/weekly_rankings/no_such_board")[::2])
-        self.agree("GET of a re-rated vote, a deleted one, and one written as it was",
-                   lambda side: [a.normalised(side.client.call(
-                       "GET", f"/documents/rating_events/{SIM.votes.id(i)}")[::2])
-                                 for i in (10, 20, 40)])
 
     def test_export_reads_as_the_same_board(self):
         """The emulator's export endpoint on both; `rankings aggregate` makes one board of each,

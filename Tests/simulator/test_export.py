@@ -3,10 +3,8 @@
 whole minute, the night's readTime), copied from where the bucket is mounted, proven by the
 collection's COUNT at that time against its entities, and its board is the generator's; an
 export missing a document, or holding one twice, is never switched in."""
-import glob
 import json
 import os
-import shutil
 import sys
 import tempfile
 

@@ -227,12 +227,9 @@ class Limits(harness.Case):
         sim, client = self.start()
         a.chain(client, None, ("__name__",), 120)
         client.count(a.query())
-        client.call("PATCH", "/documents/weekly_rankings/all_time", {"fields": a.board()})
-        client.call("GET", "/documents/weekly_rankings/all_time")
-        client.call("GET", "/documents/weekly_rankings/none")
         self.expect("served", sim.served(), {
-            "requests": {"runQuery": 3, "runAggregationQuery": 1, "patch": 1, "get": 2},
-            "statuses": {"200": 6, "404": 1}, "documents": 300, "pages": [120, 120, 60], "counts": [300],
+            "requests": {"runQuery": 3, "runAggregationQuery": 1},
+            "statuses": {"200": 4}, "documents": 300, "pages": [120, 120, 60], "counts": [300],
             "faults": 0, "most_streams": 1})
         status, _, over_http = client.call("GET", "/simulator/served")
         self.expect("served over HTTP", over_http, sim.served())
@@ -320,9 +317,6 @@ class Limits(harness.Case):
             "status": "DEADLINE_EXCEEDED"}}]))
         self.expect("a page at a readTime too old", client.query(a.query(), ago(client, 7200))[::2], (400, [{"error": {
             "code": 400, "message": "The requested 'read_time' is too old.", "status": "FAILED_PRECONDITION"}}]))
-        self.expect("a GET (not streamed) of nothing", client.call("GET", "/documents/weekly_rankings/none")[0:3:2],
-                    (404, {"error": {"code": 404, "status": "NOT_FOUND", "message":
-                                     f"Document ({client.root}/weekly_rankings/none) not found."}}))
 
     def aggregate(self, source):
         done = harness.run([RANKINGS, "aggregate", "--quiet", "--top", "1000", "--computed-at",
