@@ -9,14 +9,14 @@ import threading
 import time
 
 from . import auth, layers as layering, metrics, parallel, plan as plans, ranges, record as records
-from . import settings as setting
+from . import settings as setting, statuses
 from .export import fetch_export
 from .firestore import Firestore, Query, count, now
 from .folders import Run, held
 from .log import one_line
 from .snapshot import SNAPSHOT, SNAPSHOT_GZ, Damaged, GzipWriter, Writer, document_line, drift, format_time, \
     parse_time, sorted_lines
-from .statuses import SOFTWARE, CONFIG, DATA, UNAVAILABLE, Failure, status_of
+from .statuses import CONFIG, DATA, UNAVAILABLE, Failure, status_of
 from .stream import Broken
 from .transport import FirestoreError, Refused
 
@@ -519,16 +519,4 @@ def write_metrics(settings, night, status):
 
 
 def main(argv, environ):
-    if len(argv) != 1 or argv[0].startswith("-"):
-        wanted = argv in (["-h"], ["--help"])
-        print(USAGE_TEXT, end="", file=sys.stdout if wanted else sys.stderr)
-        return 0 if wanted else 64
-    try:
-        run(argv[0], setting.from_environment(environ))
-        return 0
-    except (Failure, FirestoreError) as failure:
-        say(f"error: {failure}")
-        return status_of(failure)
-    except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
-        say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
-        return SOFTWARE
+    return statuses.command(argv, USAGE_TEXT, lambda arg: run(arg, setting.from_environment(environ)), say, PROGRAM)

@@ -150,24 +150,26 @@ FETCH_FIELDS = {"record": _text, "mode": _text, "read_time": _text, "documents_r
                 "bytes_written": _count, "compacted": lambda n, v: _text(n, v, none=True)}
 
 
+def _fields(value, table, prefix):
+    return {key: check_field(prefix + key, _field(value, key, prefix + key)) for key, check_field in table.items()}
+
+
 def check(night):
     """A night as status, cron and the metrics use it: every field present and of its type, or Bad
     naming the first that is not. Fields of other versions are left out."""
     _object("the entry", night)
-    out = {"started": _time("started", _field(night, "started")), "ended": _time("ended", _field(night, "ended")),
-           "scheduler": _text("scheduler", _field(night, "scheduler")),
-           "status": _status("status", _field(night, "status"))}
+    out = _fields(night, {"started": _time, "ended": _time, "scheduler": _text, "status": _status}, "")
     boards = _want(isinstance(_field(night, "boards"), list), "boards", night["boards"], "a list")
     out["boards"] = [_text("a board", b) for b in boards]
     steps = _object("steps", _field(night, "steps"))
     out["steps"] = {}
     for name in STEPS:
         if name in steps:
-            step, where = _object(f"steps.{name}", steps[name]), f"steps.{name}"
-            out["steps"][name] = {"status": _status(f"{where}.status", _field(step, "status", f"{where}.status")),
-                                  "tries": _count(f"{where}.tries", _field(step, "tries", f"{where}.tries")),
-                                  "seconds": _seconds(f"{where}.seconds", _field(step, "seconds", f"{where}.seconds")),
-                                  "why": _text(f"{where}.why", step.get("why"), none=True)}
+            where = f"steps.{name}"
+            step = _object(where, steps[name])
+            out["steps"][name] = dict(_fields(step, {"status": _status, "tries": _count, "seconds": _seconds},
+                                              where + "."),
+                                      why=_text(f"{where}.why", step.get("why"), none=True))
     fetch = _field(night, "fetch")
     if fetch is not None:
         _object("fetch", fetch)
@@ -176,16 +178,12 @@ def check(night):
         out["fetch"] = None
     proof = night.get("proof")
     if proof is not None:
-        _object("proof", proof)
-        out["proof"] = {"status": _text("proof.status", _field(proof, "status", "proof.status")),
-                        "queries": _count("proof.queries", _field(proof, "queries", "proof.queries"))}
+        out["proof"] = _fields(_object("proof", proof), {"status": _text, "queries": _count}, "proof.")
         for key in ("lines", "mismatches", "index_commands"):
             listed = _want(isinstance(proof.get(key, []), list), f"proof.{key}", proof.get(key), "a list")
             out["proof"][key] = [_text(f"a line of proof.{key}", line) for line in listed]
     if "boot" in night:
-        boot = _object("boot", night["boot"])
-        out["boot"] = {"id": _text("boot.id", _field(boot, "id", "boot.id")),
-                       "seconds": _seconds("boot.seconds", _field(boot, "seconds", "boot.seconds"))}
+        out["boot"] = _fields(_object("boot", night["boot"]), {"id": _text, "seconds": _seconds}, "boot.")
     return out
 
 

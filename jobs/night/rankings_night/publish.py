@@ -8,12 +8,12 @@ import subprocess
 import sys
 import time
 
-from . import auth, settings as setting
+from . import auth, settings as setting, statuses
 from .firestore import Firestore
 from .log import one_line
 from .snapshot import parse_time
-from .statuses import SOFTWARE, CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure, status_of
-from .transport import FirestoreError, Refused
+from .statuses import CONFIG, DATA, NO_INPUT, UNAVAILABLE, USAGE, Failure
+from .transport import Refused
 
 PROGRAM = "rankings-publish-firestore"
 READ_TIME = "snapshot_read_time"    # the field that orders two nights' boards (the app ignores it)
@@ -172,16 +172,4 @@ def guard(path, full_name, current, body, max_drop):
 
 
 def main(argv, environ):
-    if len(argv) != 1 or argv[0].startswith("-"):
-        wanted = argv in (["-h"], ["--help"])
-        print(USAGE_TEXT, end="", file=sys.stdout if wanted else sys.stderr)
-        return 0 if wanted else USAGE
-    try:
-        publish(argv[0], setting.from_environment(environ))
-        return 0
-    except (Failure, FirestoreError) as failure:
-        say(f"error: {failure}")
-        return status_of(failure)
-    except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
-        say(f"error: unexpected {type(error).__name__}: {error} (a bug in {PROGRAM})")
-        return SOFTWARE
+    return statuses.command(argv, USAGE_TEXT, lambda arg: publish(arg, setting.from_environment(environ)), say, PROGRAM)

@@ -1,6 +1,8 @@
 """Every exit status of the night's programs, in one table (sysexits.h numbers, as `rankings`
 uses them), and the one mapping from an error to the status a program ends with (status_of).
 Tests/night checks it against JobError.swift and docs/exit-status.md."""
+import sys
+
 from . import transport
 
 OK = 0
@@ -61,6 +63,24 @@ def status_of(error):
     if isinstance(error, transport.FirestoreError):
         return UNAVAILABLE      # refused, unreachable, out of time: another try may succeed
     return SOFTWARE
+
+
+def command(argv, usage, action, say, program):
+    """The main of a thin command over one function (rankings-fetch-firestore DIR,
+    rankings-publish-firestore FILE): action(ARG), and a failure as one line and its status."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        wanted = argv in (["-h"], ["--help"])
+        print(usage, end="", file=sys.stdout if wanted else sys.stderr)
+        return OK if wanted else USAGE
+    try:
+        action(argv[0])
+        return OK
+    except (Failure, transport.FirestoreError) as failure:
+        say(f"error: {failure}")
+        return status_of(failure)
+    except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
+        say(f"error: unexpected {type(error).__name__}: {error} (a bug in {program})")
+        return SOFTWARE
 
 
 def _rebuilt(kind, message, attributes):
