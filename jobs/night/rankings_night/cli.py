@@ -223,9 +223,7 @@ def refusal_form(argv, environ):
     if "--environment" not in argv:
         return "plain"
     given = environ.get("RANKINGS_LOG_FORMAT")
-    if given in ("plain", "json"):
-        return given
-    return "json" if on_a_platform(environ) else "plain"
+    return given if given in ("plain", "json") else "json" if on_a_platform(environ) else "plain"
 
 
 def rankings_cron(argv, environ=None):

@@ -110,16 +110,9 @@ def held(directory):
 
 
 class Run:
-    """One fetch into DIR, around the fetch's own work:
-
-        with Run(program, directory, deadline, say) as night:
-            night.start()              # lock, current checked, dead partials gone, night.folder made
-            ...fetch into night.folder...
-            night.commit(keep)         # synced, renamed, current switched, old nights pruned
-
-    Leaving it by any failure removes the partial folder and leaves current and every night as
-    they were. An OSError becomes 73 naming the file; SIGTERM, SIGHUP and SIGINT 128 + the signal;
-    the deadline 69."""
+    """One fetch into DIR: `with Run(...) as night:` night.start(), the fetch into night.folder, then
+    night.commit(keep). Leaving it by any failure removes the partial folder and leaves current and
+    every night as they were: an OSError is 73 naming the file, a stop 128 + its signal, the deadline 69."""
 
     def __init__(self, program, directory, deadline, say, named="RANKINGS_FIRESTORE_DEADLINE_SECONDS"):
         self.program, self.directory, self.deadline, self.say = program, directory, deadline, say
@@ -204,7 +197,6 @@ class Run:
             raise Failure(CANT_CREATE, f"{self.link} exists and is not a symbolic link; move it away{after}")
 
     def current(self):
-        """The folder DIR/current names, or None."""
         return os.path.realpath(self.link) if os.path.islink(self.link) else None
 
     def commit(self, keep):
