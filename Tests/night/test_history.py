@@ -288,7 +288,8 @@ class Cron(State):
         self.expect("then once a day", self.cron(MIDNIGHT + 200, ("b1", 1000.0 + 86500)), 0)
 
     def test_the_night_writes_where_it_is_on_the_boot_clock(self):
-        entry = history.entry(type("N", (), {"started": 1.0, "scheduler": "hand", "boards": lambda s: []})(),
+        entry = history.entry(type("N", (), {"started": 1.0, "scheduler": "hand", "proof": None,
+                                              "wiring": type("W", (), {"boards": ()})})(),
                               [], 0, 2.0, None)
         booted = history.boot()
         if booted is None:

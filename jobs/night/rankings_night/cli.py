@@ -1,5 +1,4 @@
-"""rankings-night's commands: the front end only parses arguments, loads the settings, calls the
-library and maps failures to exit statuses."""
+"""rankings-night's commands: arguments parsed, settings loaded, failures mapped to exit statuses."""
 import json
 import os
 import subprocess
@@ -41,8 +40,8 @@ def on_a_platform(environ):
 
 
 def another_task(environ):
-    """Why this task runs no night, when a platform started several (CLOUD_RUN_TASK_COUNT > 1):
-    only task 0 does, since identical nights side by side would only contend for the lock."""
+    """Why this task runs no night: of several a platform started, only task 0 runs one (nights
+    side by side would only contend for the lock)."""
     count, index = environ.get("CLOUD_RUN_TASK_COUNT", "1"), environ.get("CLOUD_RUN_TASK_INDEX", "0")
     if count.isdigit() and int(count) > 1 and index.isdigit() and int(index) != 0:
         return (f"task {index} of {count} (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs the night; "
@@ -55,9 +54,8 @@ def parse(argv):
     if not argv or argv[0] in ("-h", "--help", "help"):
         return "help", {}, []
     command, options, rest = argv[0], {"config": paths.CONFIG, "environment": False, "count": 7, "json": False}, argv[1:]
-    flags = []
-    if "--" in rest:
-        flags, rest = rest[rest.index("--") + 1:], rest[:rest.index("--")]
+    cut = rest.index("--") if "--" in rest else len(rest)
+    rest, flags = rest[:cut], rest[cut + 1:]
     while rest:
         word = rest.pop(0)
         if word == "--config" and rest:
@@ -85,8 +83,7 @@ def load(options, environ):
     if options["environment"]:
         settings = setting.from_environment(environ)
         if on_a_platform(environ):
-            # The platform retries a failed task and reads JSON logs: its defaults, shown as
-            # such by `settings`, which prints what the night uses.
+            # The platform retries a failed task and reads JSON logs: its defaults, as `settings` shows.
             for name, text, value in (("RANKINGS_RETRIES", "0", 0), ("RANKINGS_LOG_FORMAT", "json", "json")):
                 if name not in settings.given:
                     settings.given[name], settings.where[name] = text, "default on a container platform"
@@ -96,9 +93,8 @@ def load(options, environ):
 
 
 def timer_active(systemd="/run/systemd/system"):
-    """systemd runs rankings.timer: systemd is the init (its run directory is there) and the
-    timer is active. An enabled timer that is not running (never started, stopped, a container
-    without systemd) runs no night, so cron must."""
+    """systemd is the init and rankings.timer is active (an enabled timer not running runs no
+    night, so cron must)."""
     if not os.path.isdir(systemd):
         return False
     try:
@@ -128,9 +124,8 @@ def run_night(settings, scheduler, flags, environ, config=None):
 
 
 def cron(settings, environ, config):
-    """Debian's cron ignores CRON_TZ, so the entry fires every hour and the night goes ahead in the
-    one hour that is New York's first of the day, once that day. A night that started in the
-    future (a clock set ahead, then corrected) did not run today."""
+    """Debian's cron ignores CRON_TZ: the entry fires hourly, and the night goes ahead in New York's
+    first hour of the day, once that day (a night that started in the future did not run today)."""
     now = time.time()
     local = zone()(now)
     if local.hour != 0:
@@ -228,9 +223,7 @@ def refusal_form(argv, environ):
     if "--environment" not in argv:
         return "plain"
     given = environ.get("RANKINGS_LOG_FORMAT")
-    if given in ("plain", "json"):
-        return given
-    return "json" if on_a_platform(environ) else "plain"
+    return given if given in ("plain", "json") else "json" if on_a_platform(environ) else "plain"
 
 
 def rankings_cron(argv, environ=None):

@@ -1,8 +1,7 @@
-"""Files the night writes beside other people's (a lock, a log, metrics, its history, a night's
-record): created with O_EXCL and O_NOFOLLOW and an explicit mode whatever the umask, so a link
-planted in their place is never followed and a file made by one user never locks out another.
-An existing one is opened only as a regular file, without following a link or waiting: a FIFO
-planted in its place (anyone who can write node_exporter's folder can) would stall the night."""
+"""Files the night writes beside other people's: created with O_EXCL and O_NOFOLLOW and an explicit
+mode whatever the umask, so a planted link is never followed and one user's file never locks out
+another. An existing one is opened only as a regular file, without following a link or waiting:
+a FIFO planted in its place (anyone who can write node_exporter's folder can) would stall the night."""
 import errno
 import fcntl
 import os
@@ -41,12 +40,17 @@ def read_regular(path, most):
     return data[:most], len(data) > most
 
 
+def _new(path, mode=MODE, flags=0):
+    """A new file's descriptor (never an existing one, never through a link), `mode` whatever the umask."""
+    fd = os.open(path, _NEW | flags, mode)
+    os.fchmod(fd, mode)
+    return fd
+
+
 def create(path, mode=MODE, encoding=None):
-    """A new file (never an existing one, never through a link) for writing, made `mode`
-    whatever the umask: a file object, text with an encoding."""
-    fd = os.open(path, _NEW, mode)
+    """A new file for writing (_new): a file object, text with an encoding."""
+    fd = _new(path, mode)
     try:
-        os.fchmod(fd, mode)
         return os.fdopen(fd, "w" if encoding else "wb", encoding=encoding)
     except BaseException:
         os.close(fd)
@@ -57,9 +61,8 @@ def write_atomically(path, data, mode=MODE):
     """path replaced by data in one rename: a new file in the same directory, written, synced."""
     directory, name = os.path.split(path)
     staging = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(staging, _NEW, mode)
+    fd = _new(staging, mode)
     try:
-        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb", closefd=False) as out:
             out.write(data)
         os.fsync(fd)
@@ -77,27 +80,22 @@ def write_atomically(path, data, mode=MODE):
 
 
 def open_append(path, mode=MODE):
-    """A log file, appended to; made with `mode` when it does not exist. Never through a link,
-    never a FIFO (opening one for writing waits for a reader)."""
+    """A log file's descriptor, appended to; made with `mode` when it does not exist."""
     try:
-        fd = os.open(path, _NEW | os.O_APPEND, mode)
-        os.fchmod(fd, mode)
+        return _new(path, mode, os.O_APPEND)
     except FileExistsError:
-        fd = open_regular(path, os.O_WRONLY | os.O_APPEND)
-    return fd
+        return open_regular(path, os.O_WRONLY | os.O_APPEND)
 
 
 def lock(path):
     """flock(2) on path without waiting: the descriptor, or None while another process holds it.
     An existing lock is only opened for reading (flock needs no more: one made by root stays
-    usable by the job's user), and only as a regular file; a new one is made 0644. Not
-    inherited by children."""
+    usable by the job's user); a new one is made 0644. Not inherited by children."""
     try:
         fd = open_regular(path)
     except FileNotFoundError:
         try:
-            fd = os.open(path, _NEW, MODE)
-            os.fchmod(fd, MODE)
+            fd = _new(path)
         except FileExistsError:
             fd = open_regular(path)
     try:

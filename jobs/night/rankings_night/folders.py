@@ -6,9 +6,8 @@ module touches nothing else in it:
   .partial-XXXXXXXX       a fetch in progress, or the leftover of one that was killed
   .current.new            the link being swapped in for current (for an instant)
   .rankings-fetch.lock    flock(2)ed by the one fetch running in DIR
-Clean-up removes only what a fetch made: a real directory named as a night or a partial folder,
-owned by the user running it; anything else is left alone with a warning. A partial folder is
-removed only by a run that holds the lock, so it is provably dead."""
+Clean-up removes only a real directory named as a night or a partial folder, owned by the user
+running it, and a partial folder only under the lock (so its fetch is provably dead)."""
 import os
 import pwd
 import re
@@ -19,12 +18,11 @@ import tempfile
 import time
 
 from . import files
-from .statuses import CANT_CREATE, SOFTWARE, TEMPFAIL, UNAVAILABLE, USAGE, Failure, status_of
+from .statuses import CANT_CREATE, TEMPFAIL, UNAVAILABLE, USAGE, Failure, status_of
 from .transport import FirestoreError
 
 NIGHT = re.compile(r"^\d{8}T\d{6}(\.\d{6})?Z$")
 PARTIAL_PREFIX = ".partial-"
-LOCK_NAME = ".rankings-fetch.lock"
 STAGING_LINK = ".current.new"
 # The alarm behind the deadline rings this much later: calls that watch Run.ends end by
 # themselves and say what they were doing; the alarm stops whatever does not.
@@ -32,8 +30,8 @@ GRACE_SECONDS = 2
 
 
 class Stopped(BaseException):
-    """A signal or the deadline ended the run: a BaseException, so no `except Exception` on the
-    way up swallows it before the clean-up."""
+    """A signal or the deadline: a BaseException, so no `except Exception` on the way up swallows
+    it before the clean-up."""
 
     def __init__(self, status, message):
         super().__init__(message)
@@ -42,14 +40,12 @@ class Stopped(BaseException):
 
 def night_name(directory, nanoseconds):
     """The start time's name; a microsecond later while it is taken (a clock stepped back)."""
-    seconds, micro = nanoseconds // 10**9, nanoseconds % 10**9 // 1000
     while True:
-        name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f".{micro:06d}Z"
+        name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(nanoseconds // 10**9)) \
+            + f".{nanoseconds % 10**9 // 1000:06d}Z"
         if not os.path.lexists(os.path.join(directory, name)):
             return name
-        micro += 1
-        if micro == 10**6:
-            seconds, micro = seconds + 1, 0
+        nanoseconds += 1000
 
 
 def owner_name(uid):
@@ -60,9 +56,8 @@ def owner_name(uid):
 
 
 def refuse_root(place, command, in_container=False):
-    """Root working where another user keeps the files would leave root's files there that the
-    user's runs could not replace: 64 before anything is made. A path not there yet: its nearest
-    existing parent counts."""
+    """Root working where another user keeps the files would leave files there the user's runs
+    could not replace: 64 before anything is made (a path not there yet: its nearest parent)."""
     if os.geteuid() != 0:
         return
     place = os.path.abspath(place)
@@ -91,18 +86,15 @@ def sync_tree(folder):
 
 
 def held(directory):
-    """(nights, bytes) the complete nights in DIR hold on disk: each file's size once however many
-    nights link it (a layer shared by hard links is one inode). Unreadable entries are left out."""
-    seen, nights, total = set(), 0, 0
+    """(nights, bytes) the complete nights in DIR hold on disk: each file once however many nights
+    link it (a layer shared by hard links is one inode). Unreadable entries are left out."""
     try:
-        names = [n for n in os.listdir(directory) if NIGHT.match(n)]
+        folders = [os.path.join(directory, n) for n in os.listdir(directory) if NIGHT.match(n)]
     except OSError:
         return 0, 0
-    for name in names:
-        folder = os.path.join(directory, name)
-        if not os.path.isdir(folder) or os.path.islink(folder):
-            continue
-        nights += 1
+    folders = [f for f in folders if os.path.isdir(f) and not os.path.islink(f)]
+    sizes = {}
+    for folder in folders:
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -112,38 +104,29 @@ def held(directory):
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
-                seen.add((info.st_dev, info.st_ino))
-                total += info.st_size
-    return nights, total
+            if stat.S_ISREG(info.st_mode):
+                sizes[info.st_dev, info.st_ino] = info.st_size
+    return len(folders), sum(sizes.values())
 
 
 class Run:
-    """One fetch into DIR, around the fetch's own work:
-
-        with Run(program, directory, deadline, say) as night:
-            night.start()              # lock, current checked, dead partials gone, night.folder made
-            ...fetch into night.folder...
-            night.commit(keep)         # synced, renamed, current switched, old nights pruned
-
-    Leaving it by any failure removes the partial folder and leaves current and every night as
-    they were; `night.status` is the run's status afterwards. An OSError becomes 73 naming the
-    file; SIGTERM, SIGHUP and SIGINT 128 + the signal; the deadline 69."""
+    """One fetch into DIR: `with Run(...) as night:` night.start(), the fetch into night.folder, then
+    night.commit(keep). Leaving it by any failure removes the partial folder and leaves current and
+    every night as they were: an OSError is 73 naming the file, a stop 128 + its signal, the deadline 69."""
 
     def __init__(self, program, directory, deadline, say, named="RANKINGS_FIRESTORE_DEADLINE_SECONDS"):
         self.program, self.directory, self.deadline, self.say = program, directory, deadline, say
         self.named = named      # the setting the deadline comes from, for the words at its end
-        self.name = self.folder = self._final = self._lock = None
-        self.prune_errors, self.status, self.ends = 0, None, None
+        self.link = os.path.join(directory, "current")
+        self.name = self.folder = self._final = self._lock = self.ends = None
+        self.prune_errors = 0
         self._committing = self._stopping = False
-        self._handlers = {}
 
     def __enter__(self):
         refuse_root(self.directory, f"{self.program} {self.directory}")
         self.started = time.time()
         stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGALRM)
-        for signum in stops:
-            self._handlers[signum] = signal.signal(signum, self._on_signal)
+        self._handlers = {signum: signal.signal(signum, self._on_signal) for signum in stops}
         # A parent may hand down a mask that blocks them; the deadline and a stop must arrive.
         self._mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         return self
@@ -160,25 +143,20 @@ class Run:
     def __exit__(self, kind, error, _traceback):
         self._stopping = True
         signal.setitimer(signal.ITIMER_REAL, 0)
-        replacement, self.status = None, 0
-        if kind is not None:
-            if self._lock is not None:
-                self._discard()
-            if isinstance(error, (Failure, Stopped, FirestoreError)):
-                self.status = error.status if isinstance(error, Stopped) else status_of(error)
-                if isinstance(error, Stopped):
-                    replacement = Failure(error.status, str(error))
-                elif self.status == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
-                    replacement = Failure(self.status, f"the fetch did not end within "
-                                                        f"{self.named} ({self.deadline:g} s): {error}")
-            elif isinstance(error, OSError):
-                self.status = CANT_CREATE
-                name = error.filename2 or error.filename     # a link that cannot be made: the link
-                where = f"{name}: " if name else ""
-                replacement = Failure(CANT_CREATE, f"{where}{error.strerror or error}; current unchanged")
-            else:
-                self.status = SOFTWARE
+        replacement = None
+        if isinstance(error, Stopped):
+            replacement = Failure(error.status, str(error))
+        elif isinstance(error, (Failure, FirestoreError)):
+            if status_of(error) == UNAVAILABLE and self.ends is not None and time.monotonic() >= self.ends:
+                replacement = Failure(UNAVAILABLE, f"the fetch did not end within {self.named} ({self.deadline:g} s): "
+                                                   f"{error}")
+        elif isinstance(error, OSError):
+            name = error.filename2 or error.filename     # a link that cannot be made: the link
+            replacement = Failure(CANT_CREATE, (f"{name}: " if name else "")
+                                  + f"{error.strerror or error}; current unchanged")
         if self._lock is not None:
+            if kind is not None:
+                self._discard()
             os.close(self._lock)
             self._lock = None
         for signum, handler in self._handlers.items():
@@ -196,16 +174,14 @@ class Run:
             os.makedirs(self.directory, exist_ok=True)
         except OSError as error:
             raise Failure(CANT_CREATE, f"cannot create {self.directory}: {error.strerror}") from None
-        lock = os.path.join(self.directory, LOCK_NAME)
+        lock = os.path.join(self.directory, ".rankings-fetch.lock")
         try:
             self._lock = files.lock(lock)
         except OSError as error:
             raise Failure(CANT_CREATE, f"cannot lock {lock}: {error.strerror}") from None
         if self._lock is None:
             raise Failure(TEMPFAIL, f"another fetch holds {lock}; not starting a second one")
-        link = os.path.join(self.directory, "current")
-        if os.path.lexists(link) and not os.path.islink(link):
-            raise Failure(CANT_CREATE, f"{link} exists and is not a symbolic link; move it away (nothing was fetched)")
+        self._check_link(" (nothing was fetched)")
         for name in self._entries():
             if name.startswith(PARTIAL_PREFIX):
                 self._remove(name, "a partial folder left by a run that was stopped")
@@ -216,10 +192,12 @@ class Run:
         except OSError as error:
             raise Failure(CANT_CREATE, f"cannot create a folder in {self.directory}: {error.strerror}") from None
 
+    def _check_link(self, after=""):
+        if os.path.lexists(self.link) and not os.path.islink(self.link):
+            raise Failure(CANT_CREATE, f"{self.link} exists and is not a symbolic link; move it away{after}")
+
     def current(self):
-        """The folder DIR/current names, or None."""
-        link = os.path.join(self.directory, "current")
-        return os.path.realpath(link) if os.path.islink(link) else None
+        return os.path.realpath(self.link) if os.path.islink(self.link) else None
 
     def commit(self, keep):
         """The folder synced, renamed to its night's name, then DIR/current pointed at it in one
@@ -232,13 +210,12 @@ class Run:
             raise Failure(CANT_CREATE, f"{final} already exists")
         os.rename(self.folder, final)
         self.folder, self._final = None, final
-        link, staging = os.path.join(self.directory, "current"), os.path.join(self.directory, STAGING_LINK)
-        if os.path.lexists(link) and not os.path.islink(link):
-            raise Failure(CANT_CREATE, f"{link} exists and is not a symbolic link; move it away")
+        self._check_link()
+        staging = os.path.join(self.directory, STAGING_LINK)
         if os.path.lexists(staging):
             os.unlink(staging)
         os.symlink(self.name, staging)
-        os.replace(staging, link)
+        os.replace(staging, self.link)
         self._final = None
         try:
             fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)

@@ -1,7 +1,6 @@
-"""What the last nights did, kept beside the document (.rankings-nights.json, the newest last) so
-that `rankings-night status` is the first thing an operator looks at: each night's result, each
-step's status, tries, time and why it failed, and what the fetch read. Also the night's series
-for rankings-night.prom, from the same entry."""
+"""What the last nights did, kept beside the document (.rankings-nights.json, the newest last) for
+`rankings-night status`, cron's "ran today" and rankings-night.prom: each night's result, each
+step's status, tries, time and why it failed, and what the fetch read and the proof found."""
 import json
 import math
 import os
@@ -25,15 +24,10 @@ class Bad(ValueError):
     """An entry that cannot be used: the field and why."""
 
 
-def path(state):
-    return os.path.join(state, NAME)
-
-
 def load(state):
-    """(nights, notes, damaged): the entries that pass check(), the notes on what could not be
-    used, and whether the file holds anything that was not used (then append keeps it aside).
-    Never raises on the file's contents: a damaged history is reported, not a crash."""
-    where = path(state)
+    """(nights, notes, damaged): the entries check() passes, notes on what could not be used, and
+    whether the file holds anything unused. A damaged history is reported, never a crash."""
+    where = os.path.join(state, NAME)
     try:
         data, more = files.read_regular(where, MOST_BYTES)
     except FileNotFoundError:
@@ -66,27 +60,24 @@ def load(state):
 def read(state, say=None):
     """The nights that can be used, oldest first; what could not be used told to say()."""
     nights, notes, _ = load(state)
-    for note in notes:
-        if say is not None:
-            say(f"warning: {note}")
+    for note in notes if say is not None else ():
+        say(f"warning: {note}")
     return nights
 
 
 def append(state, entry, say):
-    """Tonight's entry added, the file replaced in one rename. A file holding anything that was
-    not used is first kept aside as NAME.damaged (NAME.damaged.1 ... when that exists), so
-    nothing an operator may want to read is lost."""
+    """Tonight's entry added, the file replaced in one rename; a file holding anything unused is
+    first kept aside as NAME.damaged (.damaged.1 ... when that exists): nothing is lost."""
     nights, notes, damaged = load(state)
+    where = os.path.join(state, NAME)
     if damaged:
-        aside = _keep_aside(path(state))
+        aside = _keep_aside(where)
         for note in notes:
             say(f"warning: {note}" + (f"; kept aside as {aside}" if aside else "; cannot keep it aside, so it is replaced"))
-    nights = (nights + [entry])[-KEEP:]
-    files.write_atomically(path(state), (json.dumps(nights, indent=1) + "\n").encode())
+    files.write_atomically(where, (json.dumps((nights + [entry])[-KEEP:], indent=1) + "\n").encode())
 
 
 def _keep_aside(where):
-    """The damaged file renamed beside itself, never over an earlier one: its new name, or None."""
     for number in range(100):
         aside = where + ".damaged" + (f".{number}" if number else "")
         if not os.path.lexists(aside):
@@ -98,98 +89,71 @@ def _keep_aside(where):
     return None
 
 
-def _kind(value):
-    return "null" if value is None else json.dumps(value)[:60] if isinstance(value, (str, int, float, bool)) \
-        else type(value).__name__
-
-
-def _want(ok, name, value, what):
-    if not ok:
-        raise Bad(f"{name} is {_kind(value)}, not {what}")
-    return value
-
-
 def _number(value):
     return type(value) in (int, float) and math.isfinite(value)
 
 
-def _time(name, value):
-    return _want(_number(value) and 0 <= value <= LATEST, name, value, "a time")
+# A field's kind: what it must be, as the note says it, and the test.
+TIME = ("a time", lambda v: _number(v) and 0 <= v <= LATEST)
+COUNT = ("a count", lambda v: type(v) is int and 0 <= v <= MOST)
+SECONDS = ("seconds", lambda v: _number(v) and 0 <= v <= MOST)
+STATUS = ("an exit status", lambda v: type(v) is int and 0 <= v <= 255)
+TEXT = ("text", lambda v: isinstance(v, str))
+TEXT_OR_NULL = ("text or null", lambda v: v is None or isinstance(v, str))
+OBJECT = ("an object", lambda v: isinstance(v, dict))
+LIST = ("a list", lambda v: isinstance(v, list))
+FETCH = {"record": TEXT, "mode": TEXT, "read_time": TEXT, "documents_read": COUNT, "snapshot_documents": COUNT,
+         "drift_documents": COUNT, "streams": COUNT, "seconds": SECONDS, "full_reason": TEXT_OR_NULL,
+         "fallback": ("true or false", lambda v: type(v) is bool), "bytes_written": COUNT, "compacted": TEXT_OR_NULL}
 
 
-def _count(name, value):
-    return _want(type(value) is int and 0 <= value <= MOST, name, value, "a count")
+def _want(name, value, kind):
+    if not kind[1](value):
+        shown = "null" if value is None else json.dumps(value)[:60] if isinstance(value, (str, int, float, bool)) \
+            else type(value).__name__
+        raise Bad(f"{name} is {shown}, not {kind[0]}")
+    return value
 
 
-def _seconds(name, value):
-    return _want(_number(value) and 0 <= value <= MOST, name, value, "seconds")
-
-
-def _status(name, value):
-    return _want(type(value) is int and 0 <= value <= 255, name, value, "an exit status")
-
-
-def _text(name, value, none=False):
-    return _want(isinstance(value, str) or (none and value is None), name, value, "text" + (" or null" if none else ""))
-
-
-def _object(name, value):
-    return _want(isinstance(value, dict), name, value, "an object")
-
-
-def _field(night, key, name=None):
-    if key not in night:
-        raise Bad(f"{name or key} is missing")
-    return night[key]
-
-
-FETCH_FIELDS = {"record": _text, "mode": _text, "read_time": _text, "documents_read": _count,
-                "snapshot_documents": _count, "drift_documents": _count, "streams": _count, "seconds": _seconds,
-                "full_reason": lambda n, v: _text(n, v, none=True),
-                "fallback": lambda n, v: _want(type(v) is bool, n, v, "true or false"),
-                "bytes_written": _count, "compacted": lambda n, v: _text(n, v, none=True)}
-
-
-def _fields(value, table, prefix):
-    return {key: check_field(prefix + key, _field(value, key, prefix + key)) for key, check_field in table.items()}
+def _fields(where, value, kinds, optional=False):
+    """value's fields of `kinds`, each checked; a missing one is Bad, or left out when optional."""
+    out = {}
+    for key, kind in kinds.items():
+        if key in value:
+            out[key] = _want(where + key, value[key], kind)
+        elif not optional:
+            raise Bad(f"{where}{key} is missing")
+    return out
 
 
 def check(night):
     """A night as status, cron and the metrics use it: every field present and of its type, or Bad
     naming the first that is not. Fields of other versions are left out."""
-    _object("the entry", night)
-    out = _fields(night, {"started": _time, "ended": _time, "scheduler": _text, "status": _status}, "")
-    boards = _want(isinstance(_field(night, "boards"), list), "boards", night["boards"], "a list")
-    out["boards"] = [_text("a board", b) for b in boards]
-    steps = _object("steps", _field(night, "steps"))
+    out = _fields("", _want("the entry", night, OBJECT),
+                  {"started": TIME, "ended": TIME, "scheduler": TEXT, "status": STATUS, "boards": LIST})
+    out["boards"] = [_want("a board", b, TEXT) for b in out["boards"]]
+    steps = _fields("", night, {"steps": OBJECT})["steps"]
     out["steps"] = {}
-    for name in STEPS:
-        if name in steps:
-            where = f"steps.{name}"
-            step = _object(where, steps[name])
-            out["steps"][name] = dict(_fields(step, {"status": _status, "tries": _count, "seconds": _seconds},
-                                              where + "."),
-                                      why=_text(f"{where}.why", step.get("why"), none=True))
-    fetch = _field(night, "fetch")
-    if fetch is not None:
-        _object("fetch", fetch)
-        out["fetch"] = {k: check_field(f"fetch.{k}", fetch[k]) for k, check_field in FETCH_FIELDS.items() if k in fetch}
-    else:
-        out["fetch"] = None
-    proof = night.get("proof")
-    if proof is not None:
-        out["proof"] = _fields(_object("proof", proof), {"status": _text, "queries": _count}, "proof.")
+    for name in (n for n in STEPS if n in steps):
+        step = _want(f"steps.{name}", steps[name], OBJECT)
+        out["steps"][name] = _fields(f"steps.{name}.", step, {"status": STATUS, "tries": COUNT, "seconds": SECONDS})
+        out["steps"][name]["why"] = _want(f"steps.{name}.why", step.get("why"), TEXT_OR_NULL)
+    fetch = _fields("", night, {"fetch": ("an object", lambda v: v is None or isinstance(v, dict))})["fetch"]
+    out["fetch"] = None if fetch is None else _fields("fetch.", fetch, FETCH, optional=True)
+    if night.get("proof") is not None:
+        proof = _want("proof", night["proof"], OBJECT)
+        out["proof"] = _fields("proof.", proof, {"status": TEXT, "queries": COUNT})
         for key in ("lines", "mismatches", "index_commands"):
-            listed = _want(isinstance(proof.get(key, []), list), f"proof.{key}", proof.get(key), "a list")
-            out["proof"][key] = [_text(f"a line of proof.{key}", line) for line in listed]
+            listed = _want(f"proof.{key}", proof.get(key, []), LIST)
+            out["proof"][key] = [_want(f"a line of proof.{key}", line, TEXT) for line in listed]
     if "boot" in night:
-        out["boot"] = _fields(_object("boot", night["boot"]), {"id": _text, "seconds": _seconds}, "boot.")
+        out["boot"] = _fields("boot.", _want("boot", night["boot"], OBJECT), {"id": TEXT, "seconds": SECONDS})
     return out
 
 
 def boot():
-    """(this boot's id, seconds since it): a clock no one sets, to place a night on the wall clock
-    of now even after the wall clock was set back or forward. None where Linux does not say."""
+    """(this boot's id, seconds since it): a clock no one sets, which places a night on today's
+    wall clock even after the wall clock was set back or forward. None where Linux does not say."""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as text:
             return text.read().strip(), time.clock_gettime(time.CLOCK_BOOTTIME)
@@ -198,9 +162,8 @@ def boot():
 
 
 def real_start(night, now, booted):
-    """When a night started, on today's wall clock: measured back from now on the boot clock when
-    it ran since this boot (a clock set a day ahead then corrected does not move it); else its own
-    `started`. None for a night that started in the future: a wrong clock's, which proves nothing."""
+    """When a night started on today's wall clock: measured back on the boot clock when it ran
+    since this boot, else its own `started`; None for one in the future (a wrong clock's)."""
     mark = night.get("boot")
     if mark is not None and booted is not None and mark["id"] == booted[0] and mark["seconds"] <= booted[1]:
         start = now - (booted[1] - mark["seconds"]) - max(night["ended"] - night["started"], 0)
@@ -218,7 +181,7 @@ def fetch_directory(settings):
 
 
 def fetched(settings):
-    """What the night DIR/current names says of itself (after tonight's fetch, tonight's)."""
+    """What the night DIR/current names says of itself; fields of other kinds (an export's) left out."""
     directory = fetch_directory(settings)
     if directory is None:
         return None
@@ -226,27 +189,20 @@ def fetched(settings):
         night = records.read(os.path.join(directory, "current"), time.time_ns())
     except Damaged as damage:
         return {"record": str(damage)}
-    out = {}
-    for key, check_field in FETCH_FIELDS.items():
-        try:
-            if key != "record" and key in night:
-                out[key] = check_field(key, night[key])
-        except Bad:
-            pass    # a field the record's own check leaves alone (an export's night): not shown
-    return out
+    return {k: night[k] for k, kind in FETCH.items() if k != "record" and k in night and kind[1](night[k])}
 
 
 def entry(night, steps, status, ended, fetched):
     ran = {s.name: s for s in steps}
     out = {
         "started": night.started, "ended": round(ended, 3), "scheduler": night.scheduler, "status": status,
-        "boards": [name for name, _, _ in night.boards()],
+        "boards": [board.role for board in night.wiring.boards],
         "steps": {name: {"status": ran[name].status, "tries": ran[name].tries, "seconds": ran[name].seconds,
                          "why": ran[name].why if ran[name].status else None}
                   for name in STEPS if name in ran},
         "fetch": fetched,
     }
-    if getattr(night, "proof", None) is not None:
+    if night.proof is not None:
         out["proof"] = night.proof.entry()
     booted = boot()
     if booted is not None:      # where the night ended on the boot clock, for cron's "ran today"
@@ -256,8 +212,9 @@ def entry(night, steps, status, ended, fetched):
 
 def series(entry, path):
     """rankings-night.prom: every series on every night; a step that did not run is -1."""
-    ended, ok = entry["ended"], entry["status"] == 0
-    last = ended if ok else _carried(path, "rankings_night_last_success_timestamp_seconds", "", ended)
+    ended = entry["ended"]
+    last = ended if entry["status"] == 0 else \
+        carried(path, "rankings_night_last_success_timestamp_seconds", not_after=ended)
     out = [
         ("rankings_night_last_run_timestamp_seconds", "Unix time at which the last night ended.", [("", ended)]),
         ("rankings_night_last_run_duration_seconds", "How long the last night took.",
@@ -268,41 +225,32 @@ def series(entry, path):
         out.append(("rankings_night_last_success_timestamp_seconds", "Unix time at which a night last succeeded: the "
                     "boards written and, with RANKINGS_PUBLISH, published. Alert when it is over 26 hours old.",
                     [("", last)]))
-    status, tries, seconds, success = [], [], [], []
-    for name in STEPS:
-        step, label = entry["steps"].get(name), f'{{step="{name}"}}'
-        status.append((label, -1 if step is None else step["status"]))
-        tries.append((label, 0 if step is None else step["tries"]))
-        seconds.append((label, 0 if step is None else step["seconds"]))
-        done = ended if step is not None and step["status"] == 0 else \
-            _carried(path, "rankings_night_step_last_success_timestamp_seconds", label, ended)
-        if done is not None:
-            success.append((label, done))
+    steps = [(f'{{step="{name}"}}', entry["steps"].get(name)) for name in STEPS]
+    success = [(label, ended if step is not None and step["status"] == 0 else
+                carried(path, "rankings_night_step_last_success_timestamp_seconds", label, not_after=ended))
+               for label, step in steps]
     out += [
         ("rankings_night_step_exit_status", "Exit status of each step's last try in the last night; -1: it did not "
-                                            "run (not configured, or an earlier step failed).", status),
-        ("rankings_night_step_tries", "Tries of each step in the last night.", tries),
+                                            "run (not configured, or an earlier step failed).",
+         [(label, -1 if step is None else step["status"]) for label, step in steps]),
+        ("rankings_night_step_tries", "Tries of each step in the last night.",
+         [(label, 0 if step is None else step["tries"]) for label, step in steps]),
         ("rankings_night_step_duration_seconds", "How long each step took in the last night, its pauses included.",
-         seconds),
+         [(label, 0 if step is None else step["seconds"]) for label, step in steps]),
     ]
+    success = [(label, done) for label, done in success if done is not None]
     if success:
         out.append(("rankings_night_step_last_success_timestamp_seconds", "Unix time at which each step last "
                                                                            "succeeded.", success))
     proof = entry.get("proof") or {}
-    proven = {"proven": 1, "unproven": 0, "mismatch": 0}.get(proof.get("status"), -1)
-    out += [
+    return out + [
         ("rankings_night_boards_proven", "1: the last night's boards were proved against Firestore's counts; 0: "
                                          "unproven (published all the same) or disagreeing (not published); -1: "
                                          "not proved (no Firestore fetch, or the night stopped before).",
-         [("", proven)]),
+         [("", {"proven": 1, "unproven": 0, "mismatch": 0}.get(proof.get("status"), -1))]),
         ("rankings_night_proof_queries", "COUNT queries the last night's proof sent to Firestore.",
          [("", proof.get("queries", 0))]),
     ]
-    return out
-
-
-def _carried(path, name, labels, now):
-    return carried(path, name, labels, not_after=now)
 
 
 def last(nights, count):
@@ -336,15 +284,13 @@ def show(nights, count, zone, held=None):
                 lines += [f"              make the index: {one_line(c)}" for c in proof["index_commands"]]
             if name == "fetch" and night["fetch"]:
                 f = {k: one_line(v) if isinstance(v, str) else v for k, v in night["fetch"].items()}
-                if "record" in f:
-                    lines.append(f"              current: {f['record']}")
-                else:
-                    lines.append(f"              current: {f.get('mode')} read at {f.get('read_time')}, "
-                                 f"{f.get('documents_read')} documents read, {f.get('snapshot_documents')} in the "
-                                 f"snapshot, drift {f.get('drift_documents')}"
-                                 + (f", wrote {size(f['bytes_written'])}" if "bytes_written" in f else "")
-                                 + (f"; full because {f['full_reason']}" if f.get("full_reason") else "")
-                                 + (f"; a new base because {f['compacted']}" if f.get("compacted") else ""))
+                lines.append(f"              current: {f['record']}" if "record" in f else
+                             f"              current: {f.get('mode')} read at {f.get('read_time')}, "
+                             f"{f.get('documents_read')} documents read, {f.get('snapshot_documents')} in the "
+                             f"snapshot, drift {f.get('drift_documents')}"
+                             + (f", wrote {size(f['bytes_written'])}" if "bytes_written" in f else "")
+                             + (f"; full because {f['full_reason']}" if f.get("full_reason") else "")
+                             + (f"; a new base because {f['compacted']}" if f.get("compacted") else ""))
     if held is not None:
         lines.append(f"kept nights: {held[0]} in {held[2]} hold {size(held[1])} (a file nights share counted once)")
     return "\n".join(lines) if lines else "no night has run yet"

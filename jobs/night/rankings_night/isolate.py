@@ -1,10 +1,6 @@
-"""Runs a command without the network where the kernel lets an unprivileged process do so: in a
-new user namespace mapping only its own user and group, and a new network namespace holding only
-a loopback that is down. Files keep their owners and permissions. Where it cannot (a container
-that forbids namespaces, a kernel without them), the command runs as it is, and a line says so.
-
-    python3 isolate.py COMMAND [ARG...]     (exec()s COMMAND)
-"""
+"""python3 isolate.py COMMAND [ARG...]: exec()s COMMAND without the network where the kernel lets
+an unprivileged process: a new user namespace mapping only its own user and group (files keep
+their owners), and a new network namespace. Where it cannot, the command runs as it is, said so."""
 import ctypes
 import os
 import sys

@@ -1,9 +1,7 @@
-"""The night's log: one line per event, under one tag. Plain lines for a terminal or the journal
-(rankings.service sets SyslogIdentifier=rankings), a file's lines stamped with the time and the
-process, syslog under cron, or one JSON object per line with `severity` and `message` (what Cloud
-Logging and other container platforms read), the night's figures as fields of its last line.
-Each line has a severity, the journal's and syslog's priority too, so an alert on WARNING and
-above sees a fallback, drift or bad records, not only failures."""
+"""The night's log: one line per event. Plain lines for a terminal or the journal, a file's lines
+stamped with the time and the process, syslog under cron, or one JSON object per line (what Cloud
+Logging reads). Each line has a severity, so an alert on WARNING sees a fallback, drift or bad
+records, not only failures."""
 import json
 import os
 import re
@@ -38,21 +36,18 @@ def severity_of(line):
     return "INFO"
 
 
-def _journal(stream):
-    """Whether stream is systemd's journal (it names the stream in JOURNAL_STREAM, DEV:INODE)."""
-    try:
-        status = os.fstat(stream.fileno())
-    except (AttributeError, OSError, ValueError):
-        return False
-    return os.environ.get("JOURNAL_STREAM") == f"{status.st_dev}:{status.st_ino}"
-
-
 class Log:
     def __init__(self, program="rankings-night", form="plain", path=None, syslog_ident=None, stream=None):
         self.program, self.form = program, form
         self.stream = stream or sys.stderr
         self.fd = files.open_append(path) if path else None
-        self.journal = form == "plain" and self.fd is None and _journal(self.stream)
+        self.journal = False
+        if form == "plain" and self.fd is None:
+            try:    # systemd's journal names the stream it reads in JOURNAL_STREAM, DEV:INODE
+                status = os.fstat(self.stream.fileno())
+                self.journal = os.environ.get("JOURNAL_STREAM") == f"{status.st_dev}:{status.st_ino}"
+            except (AttributeError, OSError, ValueError):
+                pass
         self.syslog = None
         if syslog_ident:
             import syslog

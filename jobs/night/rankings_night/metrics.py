@@ -1,8 +1,6 @@
-"""Metrics files for node_exporter's textfile collector, beside RANKINGS_METRICS (the job's own):
-rankings-fetch.prom (the fetch) and rankings-night.prom (the night and each step). Every series
-is written on every run, failed ones included, so a graph has no gaps; a failed run carries the
-last success over from the file it replaces (not one in the future). Replaced in one rename,
-never through a link."""
+"""Metrics files for node_exporter's textfile collector beside RANKINGS_METRICS: rankings-fetch.prom
+and rankings-night.prom. Every series on every run, so a graph has no gaps; a failed run carries
+the last success over from the file it replaces. Replaced in one rename, never through a link."""
 import math
 import os
 
@@ -13,8 +11,7 @@ MOST = 1 << 20       # far more than the files written here
 
 def carried(path, name, labels="", not_after=None):
     """The value of `name{labels}` in the file at path, or None; None too for a time later than
-    `not_after` (a clock that ran ahead wrote it: carried over, it would hide a stale board).
-    Read only as a regular file, without waiting: a FIFO in its place would stall the night."""
+    `not_after` (a clock that ran ahead wrote it: carried over, it would hide a stale board)."""
     try:
         data, _ = files.read_regular(path, MOST)
         for line in data.decode("utf-8", "replace").splitlines():
@@ -27,18 +24,13 @@ def carried(path, name, labels="", not_after=None):
     return None
 
 
-def text(series):
-    """series: (name, help, [(labels, value)...]) in order; each name once with HELP and TYPE."""
-    out = []
-    for name, description, samples in series:
-        out.append(f"# HELP {name} {description}\n# TYPE {name} gauge\n")
-        out.extend(f"{name}{labels} {value}\n" for labels, value in samples)
-    return "".join(out)
-
-
 def write(path, series, say):
+    """series: (name, help, [(labels, value)...]) in order; each name once with HELP and TYPE."""
+    text = "".join(f"# HELP {name} {description}\n# TYPE {name} gauge\n"
+                   + "".join(f"{name}{labels} {value}\n" for labels, value in samples)
+                   for name, description, samples in series)
     try:
-        files.write_atomically(path, text(series).encode("utf-8"))
+        files.write_atomically(path, text.encode("utf-8"))
     except OSError as error:
         say(f"warning: cannot write {path}: {error.strerror or error}")
 

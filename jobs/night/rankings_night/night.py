@@ -1,10 +1,7 @@
-"""The night: fetch, aggregate every board, prove them, publish, under one policy (the shipped
-fetch and publish, and the proof, in this process; the job and other programs as children). At
-most one night at a time (the lock); each try of a step bounded in time (TERM, then KILL a minute
-later, with everything it started); a failed try tried again only when another can succeed, up to
-RANKINGS_RETRIES more times, RANKINGS_RETRY_PAUSE_SECONDS apart; a step runs only after the one
-before it succeeded. Every line a step prints is relayed to the night's log; what each step did
-goes into the history (`rankings-night status`) and rankings-night.prom, however the night ends."""
+"""The night: fetch, aggregate every board, prove them, publish, each step after the last one
+succeeded. One night at a time (the lock); each try bounded in time (TERM, then KILL a minute
+later, with all it started); a failed try tried again only when another can succeed. Every line
+a step prints goes to the log; what each step did to the history and rankings-night.prom."""
 import os
 import signal
 import subprocess
@@ -29,18 +26,22 @@ JOB_SECONDS, PUBLISH_SECONDS, KILL_AFTER = 900, 300, 60
 
 
 def longest_try(settings):
-    """Seconds one try of every step may take at most, as the limits below add up: what a
-    platform's task timeout (Cloud Run's --task-timeout, a CronJob's activeDeadlineSeconds per
-    try) must exceed so that the night's own limits speak first."""
+    """Seconds one try of every step may take at most: what a platform's task timeout must exceed
+    so that the night's own limits speak first."""
     w = wiring.wire(settings)
-    fetch_limit = 0
-    if w.fetch_directory is not None:
-        fetch_limit = min(settings.fetch_timeout_seconds, settings.firestore_deadline_seconds)
-    elif w.fetch_command:
-        fetch_limit = settings.fetch_timeout_seconds + KILL_AFTER
+    fetch_limit = _fetch_limit(settings) if w.fetch_directory is not None else \
+        settings.fetch_timeout_seconds + KILL_AFTER if w.fetch_command else 0
     per_board = JOB_SECONDS + (PUBLISH_SECONDS if w.publish_firestore or w.publish_command else 0)
-    prove = PUBLISH_SECONDS if w.fetch_directory is not None and settings.board_proof != "no" else 0
-    return fetch_limit + len(w.boards) * per_board + prove
+    return fetch_limit + len(w.boards) * per_board + (PUBLISH_SECONDS if _proving(settings, w) else 0)
+
+
+def _fetch_limit(settings):
+    return min(settings.fetch_timeout_seconds, settings.firestore_deadline_seconds)
+
+
+def _proving(settings, w):
+    """The boards are proved against Firestore where the shipped fetch read them here."""
+    return w.fetch_directory is not None and settings.board_proof != "no"
 
 
 def utc(seconds):
@@ -48,8 +49,8 @@ def utc(seconds):
 
 
 class Step:
-    """One step: its actions run in order, each a command (a child process) or a function of this
-    process returning (status, why); a retry starts at the first action not yet done."""
+    """Actions run in order, each a command (a child) or a function returning (status, why); a
+    retry starts at the first action not yet done."""
 
     def __init__(self, name, actions, limit, isolate=False):
         self.name, self.commands, self.limit, self.isolate = name, actions, limit, isolate
@@ -67,27 +68,14 @@ class Night:
         self.state = os.path.dirname(os.path.abspath(settings.output))
         self.child = None
         self.wiring = wiring.wire(settings)
-        self.fetched = None     # the record of tonight's fetch, when it ran here
-        self.computed_at = None     # every board's, set when the job starts
-        self.snapshot = None        # the folder every board was made from
+        self.fetched = self.computed_at = self.snapshot = self.proof = None
         self.named_lines = 0        # bad lines named by their Firestore document so far
-        self.proof = None           # proving.Verdict, once the boards were proved
         self.again, self.again_done = None, False   # why tonight reads everything again, once
-
-    # --- what runs ---------------------------------------------------------------------------
-
-    def boards(self):
-        """(role, output, flags) of every board, all made from the one snapshot the night reads."""
-        return [(b.role, b.output, list(b.flags)) for b in self.wiring.boards]
-
-    def proving(self):
-        """Whether the boards are proved against Firestore: the shipped fetch read them here."""
-        return self.wiring.fetch_directory is not None and self.settings.board_proof != "no"
 
     def job_command(self, board, computed_at, exports):
         s = self.settings
         metrics_flag = ["--metrics", s.metrics] if s.metrics and board.role == "all_time" else []
-        proof_flags = proving.job_flags(board) if self.proving() else []
+        proof_flags = proving.job_flags(board) if _proving(s, self.wiring) else []
         return [s.bin, "aggregate", "--computed-at", computed_at] + s.flags + self.extra_flags + list(board.flags) \
             + metrics_flag + proof_flags + ["--output", board.output, exports]
 
@@ -95,13 +83,11 @@ class Night:
         s, w = self.settings, self.wiring
         steps = []
         if w.fetch_directory is not None:
-            # The shipped fetch runs here: its own deadline (the shorter of the two settings) ends it.
-            steps.append(Step("fetch", [lambda: self.fetch_here(w.fetch_directory, full_because)],
-                              min(s.fetch_timeout_seconds, s.firestore_deadline_seconds)))
+            steps.append(Step("fetch", [lambda: self.fetch_here(w.fetch_directory, full_because)], _fetch_limit(s)))
         elif w.fetch_command:
             steps.append(Step("fetch", [list(w.fetch_command)], s.fetch_timeout_seconds))
         steps.append(Step("aggregate", [], JOB_SECONDS, isolate=True))
-        if self.proving():
+        if _proving(s, w):
             steps.append(Step("prove", [self.prove_here], PUBLISH_SECONDS))
         if w.publish_firestore:
             steps.append(Step("publish", [lambda b=b: self.publish_here(b) for b in w.boards], PUBLISH_SECONDS))
@@ -109,32 +95,27 @@ class Night:
             steps.append(Step("publish", [list(w.publish_command) + [b.output] for b in w.boards], PUBLISH_SECONDS))
         return steps
 
-    def fetch_here(self, directory, full_because=None):
+    def fetch_here(self, directory, full_because):
         fetch.out = self.relay_line
 
         def work():
-            self.fetched = fetch.run(directory, self.settings, full_because=full_because, deadline=min(
-                self.settings.fetch_timeout_seconds, self.settings.firestore_deadline_seconds))
+            self.fetched = fetch.run(directory, self.settings, full_because=full_because,
+                                     deadline=_fetch_limit(self.settings))
         return self.called(fetch.say, work)
 
     def prove_here(self):
-        """The boards against Firestore's counts at tonight's readTime (proving.py): 0 when proven,
-        or unproven and allowed; a mismatch after an incremental night asks for a full read
-        (self.again); 65 for a full read's, 78 for an unproven board RANKINGS_BOARD_PROOF=required."""
+        """The boards against Firestore's counts at tonight's readTime: a mismatch after an
+        incremental night asks for a full read (self.again); 65 after a full read; 78 for an
+        unproven board under RANKINGS_BOARD_PROOF=required."""
         def work():
             firestore = Firestore(self.settings, proof_say)
             firestore.transport.deadline = time.monotonic() + PUBLISH_SECONDS
-            verdict = proving.prove(firestore, self.fetched or {}, self.snapshot, self.wiring.boards,
-                                    self.computed_at, self.settings.firestore_streams, proof_say)
-            self.proof = verdict
-            if verdict.status == proving.PROVEN:
+            self.proof = verdict = proving.prove(firestore, self.fetched or {}, self.snapshot, self.wiring.boards,
+                                                 self.computed_at, self.settings.firestore_streams, proof_say)
+            if verdict.status in (proving.PROVEN, proving.UNPROVEN):
                 for line in verdict.lines:
-                    proof_say(line)
-                return
-            if verdict.status == proving.UNPROVEN:
-                for line in verdict.lines:
-                    proof_say(f"warning: {line}")
-                if self.settings.board_proof == "required":
+                    proof_say(line if verdict.status == proving.PROVEN else f"warning: {line}")
+                if verdict.status == proving.UNPROVEN and self.settings.board_proof == "required":
                     raise Failure(CONFIG, "the boards are unproven and RANKINGS_BOARD_PROOF=required: nothing "
                                           "published" + "".join(f"; make the index: {c}" for c in verdict.index_commands))
                 return
@@ -147,8 +128,6 @@ class Night:
         return self.called(proof_say, work)
 
     def publish_here(self, board):
-        """One board into Firestore, ordered by tonight's snapshot against the board there, and the
-        all-time board guarded against shrinking by the one the app reads now."""
         publish.out = self.relay_line
         read_time = (self.fetched or {}).get("read_time")
         max_drop = max_drop_of(self.settings.flags + self.extra_flags) if board.role == "all_time" else None
@@ -158,9 +137,8 @@ class Night:
                                                                 seconds=PUBLISH_SECONDS))
 
     def called(self, say, work):
-        """(status, why) of a step's function, its failure said as its own line (`say`, which
-        names the step's program and hides any token): the Failure's status, a signal it was
-        stopped by (which stops the night too), or 70 for anything else (a bug)."""
+        """(status, why) of a step's function, a failure said as its program's line (`say` hides
+        any token); a signal it was stopped by stops the night too; anything else is 70 (a bug)."""
         try:
             work()
             return 0, None
@@ -180,10 +158,8 @@ class Night:
         self.log(self.named(line), severity_of(line), own=False)
 
     def named(self, line):
-        """A job's line about a line of the snapshot (its base or a change file: the job names the
-        layer's file), with the document it is in Firestore (the snapshot may be gone with a
-        container's task by the time anyone reads the log); the first few such lines only, since
-        each costs a pass over the file."""
+        """A job's line about a line of a layer, with its Firestore document (the snapshot may be
+        gone with a container's task when the log is read); the first ten only: each costs a pass."""
         where, _, rest = line.partition(": ")
         path, _, number = where.rpartition(":")
         if not (rest and number.isdigit() and self.named_lines < 10
@@ -194,14 +170,14 @@ class Night:
         return f"{line} (Firestore document {name.split('/documents/', 1)[-1]})" if name else line
 
     def check_flags(self):
-        """The job's flags tried on no input before the fetch, so a typo is refused in a second
-        rather than after an hour's read: RANKINGS_FLAGS alone (78, the file's), then with those
-        after `run --` (64, the command line's)."""
+        """The job's flags tried on no input before the fetch, so a typo is refused in a second, not
+        after an hour's read: RANKINGS_FLAGS alone (78), then with those after `run --` (64)."""
         s = self.settings
         with tempfile.TemporaryDirectory(prefix="rankings-flags.") as scratch:
-            for source, flags, status in (("RANKINGS_FLAGS", s.flags, CONFIG),
-                                          ("rankings-night run --", s.flags + self.extra_flags, statuses.USAGE)):
-                if not flags or (status == statuses.USAGE and not self.extra_flags):
+            for source, flags, status, shown in (("RANKINGS_FLAGS", s.flags, CONFIG, s.flags),
+                                                 ("rankings-night run --", s.flags + self.extra_flags, statuses.USAGE,
+                                                  self.extra_flags)):
+                if not shown:
                     continue
                 argv = [s.bin, "aggregate", "--quiet", "--allow-empty"] + flags \
                     + ["--metrics", "", "--output", os.path.join(scratch, "board.json"), "-"]
@@ -212,19 +188,14 @@ class Night:
                     return      # the aggregate step says what is wrong with the binary
                 if done.returncode == statuses.USAGE:
                     said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["usage"]
-                    raise Failure(status, f"{source}: rankings aggregate refuses "
-                                          f"{' '.join(flags if status == CONFIG else self.extra_flags)}: "
-                                          f"{said[0]}; nothing was run")
+                    raise Failure(status, f"{source}: rankings aggregate refuses {' '.join(shown)}: {said[0]}; "
+                                          "nothing was run")
 
     def child_environment(self):
-        """The settings as the steps' environment: the ones read, never other RANKINGS_* variables
-        of the caller's (but `rankings`'s own, RANKINGS_CPU and RANKINGS_INFLATE)."""
+        """The settings read, and no other RANKINGS_* variable of the caller's but `rankings`'s own."""
         environ = {k: v for k, v in self.environ.items()
                    if not (k.startswith("RANKINGS_") or k == "FIRESTORE_EMULATOR_HOST") or k in PASSED}
-        environ.update(self.settings.environment())
-        return environ
-
-    # --- the night ---------------------------------------------------------------------------
+        return environ | self.settings.given
 
     def run(self):
         self.started = time.time()
@@ -310,8 +281,6 @@ class Night:
             if self.child is not None:
                 _signal_group(self.child, signal.SIGTERM)
 
-    # --- one step ----------------------------------------------------------------------------
-
     def run_step(self, step):
         tries = 1 + self.settings.retries
         begun = time.monotonic()
@@ -394,8 +363,7 @@ class Night:
 
 
 def proof_say(message):
-    """The proof's lines, named as the night's own step's (`warning: ` and `error: ` first, where
-    the log reads a line's severity)."""
+    """The proof's lines as the night's own step's (`warning: ` first, where the log reads it)."""
     level, _, rest = message.partition(": ")
     said = f"{level}: prove: {rest}" if level in ("warning", "error") else f"prove: {message}"
     fetch.out(f"rankings-night: {auth.redact(said)}")
@@ -404,14 +372,12 @@ def proof_say(message):
 def max_drop_of(flags):
     """--max-drop's percent as the job reads it (the last one given wins), or None."""
     found = None
-    for number, word in enumerate(flags):
-        text = flags[number + 1] if word == "--max-drop" and number + 1 < len(flags) else \
-            word.split("=", 1)[1] if word.startswith("--max-drop=") else None
-        if text is not None:
-            try:
-                found = float(text)
-            except ValueError:
-                pass    # the job refuses it before the fetch (check_flags)
+    for word, after in zip(flags, flags[1:] + [None]):
+        text = after if word == "--max-drop" else word.split("=", 1)[1] if word.startswith("--max-drop=") else None
+        try:
+            found = found if text is None else float(text)
+        except ValueError:
+            pass    # the job refuses it before the fetch (check_flags)
     return found
 
 

@@ -1,8 +1,8 @@
 """The night's settings: one typed table, and its one reader, of /etc/rankings.conf or of the
-environment (a container's, or a hook run alone). Every value is checked here, before anything
-runs: an unknown name, a value outside its syntax or range is a Failure(78) naming where it was
-(`FILE:LINE:` or `environment:`). docs/configuration.md documents each row; Tests/night holds
-the two to the same names."""
+environment. Every value is checked before anything runs: an unknown name, a value outside its
+syntax or range is a Failure(78) naming where it was (`FILE:LINE:` or `environment:`).
+docs/configuration.md documents each row; Tests/night holds the two to the same names."""
+import collections
 import difflib
 import re
 
@@ -33,21 +33,29 @@ def decimal(low, high):
     return _number(r"[0-9]{1,15}(\.[0-9]{1,9})?", float, low, high)
 
 
-def choice(*options):
+def pattern(regex, what):
     def parse(text):
-        if text not in options:
-            raise ValueError(f"must be {' or '.join(options)}")
+        if not re.fullmatch(regex, text, re.ASCII):
+            raise ValueError(f"must be {what}")
         return text
     return parse
 
 
+def choice(*options):
+    return pattern("|".join(options), " or ".join(options))
+
+
+def _hours(text, sign=""):
+    """Seconds of Nh or Nd (-Nh, -Nd with sign "-"), or None."""
+    match = re.fullmatch(sign + r"([0-9]{1,6})([hd])", text, re.ASCII)
+    return int(match[1]) * (HOUR if match[2] == "h" else DAY) if match else None
+
+
 def hours_or_days(low, high):
-    """Nh or Nd, in seconds."""
     def parse(text):
-        match = re.fullmatch(r"([0-9]{1,6})([hd])", text, re.ASCII)
-        if not match:
+        seconds = _hours(text)
+        if seconds is None:
             raise ValueError("must be a number of hours or days (48h, 2d)")
-        seconds = int(match[1]) * (HOUR if match[2] == "h" else DAY)
         if not low <= seconds <= high:
             raise ValueError(f"must be from {low // HOUR}h to {high // DAY}d")
         return seconds
@@ -55,11 +63,9 @@ def hours_or_days(low, high):
 
 
 def since(text):
-    """-Nh/-Nd before the fetch's start (kept as negative seconds), or an RFC 3339 time
-    (nanoseconds since the epoch, as snapshot.parse_time gives them)."""
-    match = re.fullmatch(r"-([0-9]{1,6})([hd])", text, re.ASCII)
-    if match:
-        seconds = int(match[1]) * (HOUR if match[2] == "h" else DAY)
+    """-Nh/-Nd before the fetch's start (negative seconds), or an RFC 3339 time (nanoseconds)."""
+    seconds = _hours(text, "-")
+    if seconds is not None:
         if not HOUR <= seconds <= 3660 * DAY:
             raise ValueError("must go back from 1h to 3660d")
         return -seconds
@@ -67,19 +73,10 @@ def since(text):
         nanoseconds = parse_time(text)
     except (ValueError, OverflowError):
         raise ValueError("must be an RFC 3339 time (2026-01-01T00:00:00Z) or -Nd/-Nh") from None
-    # A time before the epoch would read as a negative offset (-Nh), and Firestore's Timestamps
-    # start at year 1 but no vote of this app predates 1970.
+    # Before the epoch it would read as a negative offset (-Nh); no vote of this app predates 1970.
     if nanoseconds < 0:
         raise ValueError("must be an RFC 3339 time from 1970-01-01T00:00:00Z on, or -Nd/-Nh")
     return nanoseconds
-
-
-def pattern(regex, what):
-    def parse(text):
-        if not re.fullmatch(regex, text, re.ASCII):
-            raise ValueError(f"must be {what}")
-        return text
-    return parse
 
 
 def words(text):
@@ -90,60 +87,54 @@ def anything(text):
     return text
 
 
-class Setting:
-    def __init__(self, name, parse, default="", required=False):
-        self.name, self.parse, self.default, self.required = name, parse, default, required
-
-
-def _s(*args, **kwargs):
-    return Setting(*args, **kwargs)
-
-
-# Every setting there is: name, syntax, default (as text; "" is unset).
-TABLE = {s.name: s for s in [
-    _s("RANKINGS_EXPORTS", anything, required=True),
-    _s("RANKINGS_OUTPUT", anything, required=True),
-    _s("RANKINGS_FLAGS", words),
-    _s("RANKINGS_METRICS", anything),
-    _s("RANKINGS_FETCH", words),
-    _s("RANKINGS_PUBLISH", words),
-    _s("RANKINGS_MONTHLY", choice("yes", "no"), "no"),
-    _s("RANKINGS_MONTHLY_OUTPUT", anything),
-    _s("RANKINGS_RETRIES", whole(0, 10), "3"),
-    _s("RANKINGS_RETRY_PAUSE_SECONDS", whole(0, DAY), "300"),
-    _s("RANKINGS_FETCH_TIMEOUT_SECONDS", whole(1, 7 * DAY), "3600"),
-    _s("RANKINGS_LOG_FILE", anything),
-    _s("RANKINGS_LOG_FORMAT", choice("plain", "json"), "plain"),
-    _s("RANKINGS_LOCK_FILE", anything),
-    _s("RANKINGS_BIN", anything, paths.RANKINGS),
-    _s("RANKINGS_FIRESTORE_PROJECT", pattern(r"[a-z0-9][a-z0-9.:-]{0,99}", "a Google Cloud project id "
-                                             "(lower-case letters, digits, hyphens)")),
-    _s("RANKINGS_FIRESTORE_DATABASE", pattern(r"\(default\)|[a-z][a-z0-9-]{0,61}[a-z0-9]?",
-                                              "a database id, or (default)"), "(default)"),
-    _s("RANKINGS_FIRESTORE_FETCH", choice("rest", "export"), "rest"),
-    _s("RANKINGS_FIRESTORE_BUCKET", pattern(r"(gs://)?[a-z0-9][a-z0-9._-]{1,221}(/[A-Za-z0-9._/+=@,:-]*)?",
-                                            "gs://BUCKET[/PREFIX]")),
-    _s("RANKINGS_FIRESTORE_BUCKET_MOUNT", pattern(r"/.*", "an absolute path")),
-    _s("RANKINGS_FIRESTORE_COLLECTION", pattern(r"[A-Za-z0-9_.-]{1,100}", "a collection id"), "weekly_rankings"),
-    _s("RANKINGS_FIRESTORE_KEEP", whole(1, 1000), "7"),
-    _s("RANKINGS_FIRESTORE_DEADLINE_SECONDS", decimal(1, 7 * DAY), "3300"),
-    _s("RANKINGS_FIRESTORE_ATTEMPTS", whole(1, 100), "5"),
-    _s("RANKINGS_FIRESTORE_BACKOFF_SECONDS", decimal(0.001, HOUR), "1"),
-    _s("RANKINGS_FIRESTORE_TIMEOUT_SECONDS", decimal(0.1, HOUR), "60"),
-    _s("RANKINGS_FIRESTORE_TOKEN_COMMAND", anything),
-    _s("RANKINGS_FIRESTORE_ENDPOINT", pattern(r"https?://[A-Za-z0-9.:\[\]_-]+(/[A-Za-z0-9._/~-]*)?", "an http(s) URL")),
-    _s("RANKINGS_FIRESTORE_INCREMENTAL", choice("yes", "no"), "yes"),
-    _s("RANKINGS_FIRESTORE_MARGIN", hours_or_days(HOUR, 30 * DAY), "48h"),
-    # Every board is proved against Firestore's counts, so the full read is no longer what keeps
-    # it right: it only bounds how long an incremental chain grows (drift is measured then).
-    _s("RANKINGS_FIRESTORE_FULL_EVERY", whole(1, 366), "30"),
-    _s("RANKINGS_FIRESTORE_SINCE", since),
-    _s("RANKINGS_FIRESTORE_STREAMS", whole(1, 64), "8"),
-    _s("RANKINGS_FIRESTORE_PITR", choice("yes", "no"), "no"),
-    _s("RANKINGS_FIRESTORE_SNAPSHOT", choice("plain", "gzip"), "plain"),
-    _s("RANKINGS_BOARD_PROOF", choice("yes", "required", "no"), "yes"),
-    _s("FIRESTORE_EMULATOR_HOST", pattern(r"[A-Za-z0-9.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:]+\]:[0-9]{1,5}", "HOST:PORT")),
-]}
+Setting = collections.namedtuple("Setting", "parse default", defaults=("",))
+# Every setting there is: its syntax, and its default as text ("" is unset).
+TABLE = {
+    "RANKINGS_EXPORTS": Setting(anything),
+    "RANKINGS_OUTPUT": Setting(anything),
+    "RANKINGS_FLAGS": Setting(words),
+    "RANKINGS_METRICS": Setting(anything),
+    "RANKINGS_FETCH": Setting(words),
+    "RANKINGS_PUBLISH": Setting(words),
+    "RANKINGS_MONTHLY": Setting(choice("yes", "no"), "no"),
+    "RANKINGS_MONTHLY_OUTPUT": Setting(anything),
+    "RANKINGS_RETRIES": Setting(whole(0, 10), "3"),
+    "RANKINGS_RETRY_PAUSE_SECONDS": Setting(whole(0, DAY), "300"),
+    "RANKINGS_FETCH_TIMEOUT_SECONDS": Setting(whole(1, 7 * DAY), "3600"),
+    "RANKINGS_LOG_FILE": Setting(anything),
+    "RANKINGS_LOG_FORMAT": Setting(choice("plain", "json"), "plain"),
+    "RANKINGS_LOCK_FILE": Setting(anything),
+    "RANKINGS_BIN": Setting(anything, paths.RANKINGS),
+    "RANKINGS_FIRESTORE_PROJECT": Setting(pattern(r"[a-z0-9][a-z0-9.:-]{0,99}", "a Google Cloud project id "
+                                                  "(lower-case letters, digits, hyphens)")),
+    "RANKINGS_FIRESTORE_DATABASE": Setting(pattern(r"\(default\)|[a-z][a-z0-9-]{0,61}[a-z0-9]?",
+                                                   "a database id, or (default)"), "(default)"),
+    "RANKINGS_FIRESTORE_FETCH": Setting(choice("rest", "export"), "rest"),
+    "RANKINGS_FIRESTORE_BUCKET": Setting(pattern(r"(gs://)?[a-z0-9][a-z0-9._-]{1,221}(/[A-Za-z0-9._/+=@,:-]*)?",
+                                                 "gs://BUCKET[/PREFIX]")),
+    "RANKINGS_FIRESTORE_BUCKET_MOUNT": Setting(pattern(r"/.*", "an absolute path")),
+    "RANKINGS_FIRESTORE_COLLECTION": Setting(pattern(r"[A-Za-z0-9_.-]{1,100}", "a collection id"), "weekly_rankings"),
+    "RANKINGS_FIRESTORE_KEEP": Setting(whole(1, 1000), "7"),
+    "RANKINGS_FIRESTORE_DEADLINE_SECONDS": Setting(decimal(1, 7 * DAY), "3300"),
+    "RANKINGS_FIRESTORE_ATTEMPTS": Setting(whole(1, 100), "5"),
+    "RANKINGS_FIRESTORE_BACKOFF_SECONDS": Setting(decimal(0.001, HOUR), "1"),
+    "RANKINGS_FIRESTORE_TIMEOUT_SECONDS": Setting(decimal(0.1, HOUR), "60"),
+    "RANKINGS_FIRESTORE_TOKEN_COMMAND": Setting(anything),
+    "RANKINGS_FIRESTORE_ENDPOINT": Setting(pattern(r"https?://[A-Za-z0-9.:\[\]_-]+(/[A-Za-z0-9._/~-]*)?",
+                                                   "an http(s) URL")),
+    "RANKINGS_FIRESTORE_INCREMENTAL": Setting(choice("yes", "no"), "yes"),
+    "RANKINGS_FIRESTORE_MARGIN": Setting(hours_or_days(HOUR, 30 * DAY), "48h"),
+    # Every board is proved against Firestore's counts, so the full read no longer keeps it right:
+    # it only bounds how long an incremental chain grows (drift is measured then).
+    "RANKINGS_FIRESTORE_FULL_EVERY": Setting(whole(1, 366), "30"),
+    "RANKINGS_FIRESTORE_SINCE": Setting(since),
+    "RANKINGS_FIRESTORE_STREAMS": Setting(whole(1, 64), "8"),
+    "RANKINGS_FIRESTORE_PITR": Setting(choice("yes", "no"), "no"),
+    "RANKINGS_FIRESTORE_SNAPSHOT": Setting(choice("plain", "gzip"), "plain"),
+    "RANKINGS_BOARD_PROOF": Setting(choice("yes", "required", "no"), "yes"),
+    "FIRESTORE_EMULATOR_HOST": Setting(pattern(r"[A-Za-z0-9.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:]+\]:[0-9]{1,5}",
+                                               "HOST:PORT")),
+}
 
 # Settings of the overlay files rankings-cron read, now gone: what to do instead.
 RETIRED = {
@@ -152,7 +143,6 @@ RETIRED = {
     "RANKINGS_EXTRA_FLAGS": "overlay files are gone: put the flags in RANKINGS_FLAGS, or use RANKINGS_MONTHLY=yes "
                             "for the monthly board",
 }
-
 
 # `rankings`'s own variables (docs/performance.md): accepted in the environment and passed on to it.
 PASSED = frozenset({"RANKINGS_CPU", "RANKINGS_INFLATE"})
@@ -164,8 +154,7 @@ def attribute(name):
 
 
 class Settings:
-    """Typed values by attribute (settings.firestore_project, settings.flags...), and the text
-    each was given as (`given`, what a step's environment gets)."""
+    """Typed values by attribute (settings.flags...), and the text each was given as (`given`)."""
 
     def __init__(self, given, where):
         self.given = dict(given)       # name -> text, only what was set
@@ -191,10 +180,6 @@ class Settings:
         places = {w.rsplit(":", 1)[0] for w in self.where.values()}
         return ", ".join(sorted(places)) or "nothing set"
 
-    def environment(self):
-        """The settings as a step's environment gets them: each one given, as text."""
-        return dict(self.given)
-
 
 def unknown(name, where):
     end = f"; nothing was run {HINT}" if where != "environment" else ""
@@ -205,9 +190,7 @@ def unknown(name, where):
 
 
 # Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT_8080_TCP... for a Service named
-# rankings, and RANKINGS_DB_SERVICE_HOST... for one named rankings-db (unless the pod sets
-# enableServiceLinks: false): never settings, so passed over. No setting ends in _PORT or
-# _SERVICE_HOST, so none is mistaken for one.
+# rankings (RANKINGS_DB_SERVICE_HOST... for rankings-db): never settings (none ends so), passed over.
 SERVICE_LINK = re.compile(r"RANKINGS(_[A-Z0-9_]+?)?_(SERVICE_(HOST|PORT)|PORT)(_.*)?")
 
 

@@ -1,6 +1,5 @@
-"""Every exit status of the night's programs, in one table (sysexits.h numbers, as `rankings`
-uses them), and the one mapping from an error to the status a program ends with (status_of).
-Tests/night checks it against JobError.swift and docs/exit-status.md."""
+"""Every exit status of the night's programs (sysexits.h numbers, as `rankings` uses them), and the
+one mapping from an error to its status. Tests/night holds it to JobError.swift and the docs."""
 import sys
 
 from . import transport
@@ -26,8 +25,7 @@ FINAL = frozenset({USAGE, DATA, SOFTWARE, CONFIG})
 
 
 def retryable(status):
-    """Another try may succeed: anything but the final statuses (a step killed by a signal
-    included; the night itself being stopped is handled before this is asked)."""
+    """Another try may succeed: anything but the final statuses (a step killed by a signal too)."""
     return status != OK and status not in FINAL
 
 
@@ -48,14 +46,12 @@ class Failure(Exception):
         self.final = status in FINAL if final is None else final
 
     def __reduce__(self):
-        # Whole across a pipe from a child process (parallel.apart), whatever a subclass's
-        # constructor asks: the message and every attribute, without calling it.
+        # Whole across a pipe from a child process (parallel.apart), without calling a subclass's constructor.
         return _rebuilt, (type(self), str(self), self.__dict__)
 
 
 def status_of(error):
-    """The status a program ends with for `error`: a Failure's own; the Firestore client's
-    errors, which carry none (transport.py), by their type; anything else is a bug."""
+    """A Failure's own status; the Firestore client's errors' by their type; anything else is a bug."""
     if isinstance(error, Failure):
         return error.status
     if isinstance(error, transport.NoCredentials):

@@ -1,15 +1,10 @@
 """What the settings make of a night, decided once before anything runs: which fetch (the shipped
 one in this process, another program, or none), the snapshot the job reads, every board with its
-file and its document, and which publish. Settings that contradict each other are refused here
-(78), so no night can build a board from a folder the fetch does not write, or publish one board
-under another's name.
-
-A board's document is fixed by its role, never by its file's name: the all-time board is always
-weekly_rankings/all_time, the 30-day board always the current New York week's document
-(weekly_rankings/2026-W48, where older app versions read it), whatever RANKINGS_OUTPUT and
-RANKINGS_MONTHLY_OUTPUT are called."""
+file and its document, and which publish. Settings that contradict each other are refused (78).
+A board's document is its role's, never its file's name: weekly_rankings/all_time, and for the
+30-day board the New York week's (weekly_rankings/2026-W48, where older app versions read it)."""
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .snapshot import parse_time
 from .statuses import CONFIG, Failure
@@ -17,10 +12,8 @@ from .zone import zone
 
 SHIPPED_FETCH = "rankings-fetch-firestore"
 SHIPPED_PUBLISH = "rankings-publish-firestore"
-# The 30-day board in the form app versions before the all-time board read: the current New York
-# week's document, weekly_rankings/{week_id}, with week_start and week_end.
-MONTHLY_FLAGS = ["--max-drop", "100", "--allow-empty", "--since", "-30d", "--week-document"]
-WEEK = "the week's"     # a monthly board's document: the ISO week of its computed_at, in New York
+# The 30-day board in the form app versions before the all-time board read (with week_start, week_end).
+MONTHLY_FLAGS = ("--max-drop", "100", "--allow-empty", "--since", "-30d", "--week-document")
 
 
 @dataclass(frozen=True)
@@ -28,7 +21,6 @@ class Board:
     role: str           # "all_time" or "monthly"
     output: str         # its file
     flags: tuple        # the job's flags for this board, after the operator's
-    document: str       # its name in RANKINGS_FIRESTORE_COLLECTION
 
 
 @dataclass(frozen=True)
@@ -39,17 +31,15 @@ class Wiring:
     fetch_command: tuple = None     # another fetch program, run as a child
     publish_firestore: bool = False     # the shipped publish: run in this process
     publish_command: tuple = None   # another publish program, once per board with its path
-    notes: list = field(default_factory=list)
-
-
-def week_of(computed_at):
-    """The ISO week id of an RFC 3339 time on New York's clocks (the app's getCurrentWeekId())."""
-    year, week, _ = zone()(parse_time(computed_at) / 1e9).isocalendar()
-    return f"{year:04d}-W{week:02d}"
 
 
 def document_of(board, computed_at):
-    return week_of(computed_at) if board.document == WEEK else board.document
+    """The board's document: the monthly one's is the ISO week of computed_at on New York's clocks
+    (the app's getCurrentWeekId())."""
+    if board.role != "monthly":
+        return board.role
+    year, week, _ = zone()(parse_time(computed_at) / 1e9).isocalendar()
+    return f"{year:04d}-W{week:02d}"
 
 
 def _same(a, b):
@@ -60,17 +50,13 @@ def _same(a, b):
     return canonical(a) == canonical(b)
 
 
-def _named(words, program):
-    return bool(words) and os.path.basename(words[0]) == program
-
-
 def wire(settings, running=True):
     """The night's Wiring, or Failure(78) naming the settings that contradict each other; not
     `running` (what `plan` shows), a setting only a run needs may still be missing."""
     state = os.path.dirname(os.path.abspath(settings.output))
     fetch, publish = list(settings.fetch or []), list(settings.publish or [])
     fetch_directory = fetch_command = None
-    if _named(fetch, SHIPPED_FETCH):
+    if fetch and os.path.basename(fetch[0]) == SHIPPED_FETCH:
         if len(fetch) != 2:
             raise Failure(CONFIG, f"RANKINGS_FETCH runs {SHIPPED_FETCH} with {len(fetch) - 1} arguments: it takes "
                                   f"one, the folder its nights go in (RANKINGS_FETCH=\"{fetch[0]} DIR\")")
@@ -88,17 +74,17 @@ def wire(settings, running=True):
     else:
         raise Failure(CONFIG, f"RANKINGS_EXPORTS is not set ({settings.source}), and no RANKINGS_FETCH="
                               f"\"{SHIPPED_FETCH} DIR\" gives it")
-    publish_firestore = _named(publish, SHIPPED_PUBLISH)
+    publish_firestore = bool(publish) and os.path.basename(publish[0]) == SHIPPED_PUBLISH
     if publish_firestore and len(publish) != 1:
         raise Failure(CONFIG, f"RANKINGS_PUBLISH runs {SHIPPED_PUBLISH} with arguments: it takes none "
                               "(the night hands it each board)")
-    boards = [Board("all_time", settings.output, (), "all_time")]
+    boards = [Board("all_time", settings.output, ())]
     if settings.monthly == "yes":
         monthly = settings.monthly_output or os.path.join(state, "monthly.json")
         if _same(monthly, settings.output):
             raise Failure(CONFIG, f"RANKINGS_MONTHLY_OUTPUT={monthly} is RANKINGS_OUTPUT's file: each board needs "
                                   "its own (leave RANKINGS_MONTHLY_OUTPUT unset for monthly.json beside it)")
-        boards.append(Board("monthly", monthly, tuple(MONTHLY_FLAGS), WEEK))
+        boards.append(Board("monthly", monthly, MONTHLY_FLAGS))
     if running and (fetch_directory is not None or publish_firestore) and not settings.firestore_project:
         raise Failure(CONFIG, f"RANKINGS_FIRESTORE_PROJECT is not set ({settings.source}): the Firestore "
                               f"{'fetch' if fetch_directory is not None else 'publish'} needs it")

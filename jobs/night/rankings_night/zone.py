@@ -1,10 +1,8 @@
 """New York's clocks, where the night's day begins (the cloud function ran at its midnight)."""
 import datetime
 
-NEW_YORK = "America/New_York"
 
-
-def zone(name=NEW_YORK):
+def zone(name="America/New_York"):
     """seconds -> an aware datetime on New York's clocks (the machine's, without tzdata)."""
     try:
         import zoneinfo
