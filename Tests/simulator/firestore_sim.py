@@ -15,7 +15,6 @@ POST /simulator/votes {"votes": [{"id", "joke_id", "rating", ["timestamp"]}]} wr
     python3 Tests/simulator/firestore_sim.py --documents 1000 --seed 3 --write-ndjson votes.ndjson
 """
 import argparse
-import collections
 import dataclasses
 import http.server
 import itertools
@@ -62,10 +61,8 @@ class Settings:
 class FirestoreSimulator:
     def __init__(self, documents=0, seed=1, project="demo", port=0, genesis=None, end=None, export_root=None,
                  **limits):
-        """`documents` votes of `seed` in rating_events of projects/`project`/databases/(default),
-        there since `genesis` (microseconds; default: as long before now as a readTime reaches),
-        stamped over a year up to `end` (default: genesis); exports to gs://B/P written to
-        export_root/B/P. Every other keyword is a Settings field."""
+        """Votes in rating_events since `genesis` (microseconds; default: as far back as a readTime
+        reaches), stamped up to `end` (default: genesis); gs://B/P exported to export_root/B/P."""
         self.settings = Settings(**limits)
         if genesis is None:
             genesis = (times.now() // times.SECOND - math.ceil(self.settings.read_time_life) - 60) * times.SECOND
@@ -102,8 +99,7 @@ class FirestoreSimulator:
     # -- votes
 
     def commit(self, writes):
-        """Writes [(PATH, fields or None to delete)] (PATH: "collection/id") at one commit time;
-        its RFC 3339 text, a readTime that sees them (one a microsecond earlier does not)."""
+        """[("collection/id", fields or None to delete)] at one commit time: that time, RFC 3339."""
         return times.format(self.db.commit([(tuple(path.split("/")), fields) for path, fields in writes]))
 
     def vote(self, identifier, joke_id, rating, timestamp=None):
@@ -135,9 +131,6 @@ class FirestoreSimulator:
                 return
             cursor = json.loads(page[-1])["name"]
 
-    def documents(self, read_time=None):
-        return map(json.loads, self.texts(read_time))
-
     def write_ndjson(self, path, read_time=None, generated=False):
         """The votes as NDJSON, as the fetch writes its snapshot and `rankings aggregate` reads it."""
         count = 0
@@ -149,13 +142,11 @@ class FirestoreSimulator:
 
     def served(self):
         with self.lock:
-            return {"requests": dict(self.requests), "statuses": {str(k): v for k, v in self.statuses.items()},
-                    "pages": list(self.pages), "counts": list(self.counts), "faults": self.faults}
+            return {"pages": list(self.pages), "counts": list(self.counts), "faults": self.faults}
 
     def reset_served(self):
         """Everything counted from now on, and fault_every's requests numbered from 1 again."""
         with self.lock:
-            self.requests, self.statuses = collections.Counter(), collections.Counter()
             self.pages, self.counts, self.faults, self.number = [], [], 0, 0
 
     # -- Firestore's REST API
@@ -174,16 +165,13 @@ class FirestoreSimulator:
         if fault:
             raise Refused("Quota exceeded.", "RESOURCE_EXHAUSTED", 429,
                           {"Retry-After": f"{self.settings.retry_after:g}"})
-        tail = "/operations/" if whole[3].startswith("/operations/") else whole[3]
-        kind, handler = {("POST", "/documents:runQuery"): ("runQuery", self.run_query),
-                         ("POST", "/documents:runAggregationQuery"): ("runAggregationQuery", self.run_aggregation),
-                         ("POST", ":exportDocuments"): ("exportDocuments", self.export),
-                         ("GET", "/operations/"): ("operation", self.operation)}.get((method, tail), (None, None))
+        if method == "GET" and whole[3].startswith("/operations/"):
+            return self.operation(path[len("/v1/"):])
+        handler = {"/documents:runQuery": self.run_query, "/documents:runAggregationQuery": self.run_aggregation,
+                   ":exportDocuments": self.export}.get(whole[3]) if method == "POST" else None
         if handler is None:
             raise Refused(None, code=404)
-        with self.lock:
-            self.requests[kind] += 1
-        return handler(path[len("/v1/"):] if kind == "operation" else body)
+        return handler(body)
 
     def read_time(self, text):
         now = self.db.now()
@@ -263,10 +251,10 @@ class FirestoreSimulator:
 
     def _write_export(self, operation, snapshot):
         metadata, count, error = operation["metadata"], 0, None
-        directory = os.path.join(self.export_root, metadata["outputUriPrefix"][len("gs://"):].rstrip("/"))
-        os.makedirs(os.path.dirname(directory), exist_ok=True)
-        with subprocess.Popen([sys.executable, WRITER, os.path.dirname(directory), "--name", os.path.basename(directory)],
-                              stdin=subprocess.PIPE, stderr=subprocess.PIPE) as writer:
+        parent, name = os.path.split(os.path.join(self.export_root, metadata["outputUriPrefix"][5:].rstrip("/")))
+        os.makedirs(parent, exist_ok=True)
+        with subprocess.Popen([sys.executable, WRITER, parent, "--name", name], stdin=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as writer:
             try:
                 for text in itertools.islice(self.texts(times.format(snapshot)), self.settings.export_skip, None):
                     writer.stdin.write((json.dumps(_event(json.loads(text))) + "\n").encode())
@@ -318,13 +306,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        self.answer("GET")
-
-    def do_POST(self):
-        self.answer("POST")
-
-    def answer(self, method):
-        sim, headers = self.server.sim, {}
+        headers = {}
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
@@ -332,16 +314,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 body = json.loads(raw) if raw.strip() else None
             except ValueError:
                 raise Refused(INVALID) from None
-            status, answer = 200, sim.route(method, path, body)
+            status, answer = 200, self.server.sim.route(self.command, path, body)
         except Refused as refused:
             status, headers = refused.code, refused.headers
             answer = refused.message and {"error": {"code": status, "message": refused.message,
                                                     "status": refused.status}}
-        if path.startswith("/v1/"):
-            with sim.lock:
-                sim.statuses[status] += 1
-        data = b"Not Found\n" if answer is None else answer if isinstance(answer, str) else json.dumps(answer)
-        data = data.encode() if isinstance(data, str) else data
+        data = ("Not Found\n" if answer is None else answer if isinstance(answer, str) else json.dumps(answer)).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "text/plain" if answer is None else "application/json; charset=UTF-8")
@@ -352,6 +330,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    do_POST = do_GET
 
 
 def main(argv=None):

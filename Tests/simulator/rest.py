@@ -12,8 +12,7 @@ class Client:
         self.root = f"{self.database}/documents"
 
     def call(self, method, path, body=None):
-        """(status, headers, answer) of METHOD /v1/projects/P/databases/D+PATH (a PATH from /v1/,
-        /emulator/ or /simulator/ as it is)."""
+        """(status, headers, answer) of METHOD /v1/projects/P/databases/D+PATH, or of a full PATH."""
         path = path if path.startswith(("/v1/", "/emulator/", "/simulator/")) else f"/v1/{self.database}{path}"
         request = urllib.request.Request(f"http://{self.address}{urllib.parse.quote(path, safe='/():')}",
                                          None if body is None else json.dumps(body).encode(), method=method,

@@ -1,14 +1,9 @@
-"""One database's documents at any time, and the queries the night asks of them. The synthetic
-votes (synthetic.py) lie under an overlay of the writes made since, each a version stamped with its
-commit time, so a read at readTime T sees exactly the versions committed at or before T.
-
-A query is over one top-level collection: fieldFilters (<, <=, >, >=, ==) joined by AND, ascending
-orderBy (to which Firestore adds the inequality fields not named, then __name__), a startAt cursor
-and a limit. The synthetic votes are never scanned to find a place: their names and timestamps grow
-with their index, so a filter or cursor on either is an index range found by bisection, and a COUNT
-is arithmetic; one that also filters on joke_id and rating alone (the board's proof) bisects each
-(joke_id, rating)'s indexes. Only a filter on another field makes a scan. What the simulator does
-not do is refused with 400 INVALID_ARGUMENT saying so, never answered wrong."""
+"""The synthetic votes under an overlay of the writes made since, each version stamped with its
+commit time (a read at readTime T sees those committed at or before T), and the night's queries of
+them: one collection, fieldFilters joined by AND, ascending orderBy, startAt, limit. A filter or
+cursor on __name__ or timestamp (both grow with a vote's index) is an index range found by bisection,
+a COUNT is arithmetic, and one on joke_id and rating too (the board's proof) bisects each kind's
+indexes; only a filter on another field scans. What the simulator does not do is refused saying so."""
 import bisect
 import heapq
 import itertools
@@ -17,7 +12,11 @@ import operator
 import threading
 
 from . import times
-from .synthetic import first
+
+def first(low, high, reached):
+    """The least i in [low, high) for which reached(i) holds (false, then true), else high."""
+    return low + bisect.bisect_left(range(low, high), True, key=reached)
+
 
 INVALID = "Payload isn't valid for request."
 OPS = {"EQUAL": operator.eq, "LESS_THAN": operator.lt, "LESS_THAN_OR_EQUAL": operator.le,
@@ -171,7 +170,6 @@ class Query:
                 raise Refused("Too many cursor values specified.")
             self.start = tuple(map(self._key, self.order, values)), bool(cursor.get("before"))
         self.limit = structured.get("limit")
-        self.limit = self.limit.get("value") if isinstance(self.limit, dict) else self.limit
         if self.limit is not None and (type(self.limit) is not int or self.limit < 0):
             raise Refused(INVALID)
 
@@ -205,7 +203,7 @@ class Query:
 
     def _order_key(self, name, fields):
         """The document's place in the query's order, or None when it lacks an ordered field."""
-        values = [name if path == "__name__" else fields.get(path) for path in self.order[:-1]]
+        values = [fields.get(path) for path in self.order[:-1]]
         return None if None in values else tuple(map(key, values)) + (name,)
 
     # -- the synthetic votes

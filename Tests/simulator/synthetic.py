@@ -22,17 +22,6 @@ def _spread(number):
     return (number * 0x9E3779B97F4A7C15 >> 17) & 0xFFFF
 
 
-def first(low, high, reached):
-    """The least i in [low, high) for which reached(i) holds (reached: false, then true), else high."""
-    while low < high:
-        middle = (low + high) // 2
-        if reached(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
 class Votes:
     """`n` votes of seed `seed` stamped over the year up to `end` (microseconds)."""
 
