@@ -1,181 +1,314 @@
-"""One database's documents at any time: the synthetic votes (synthetic.py, in one collection,
-there since `genesis`) under an overlay of the writes made since, each a version stamped with its
-commit time, so a read at readTime T sees exactly the versions committed at or before T. A write
-that changes nothing makes no version (as Firestore keeps the document's updateTime)."""
+"""The synthetic votes under an overlay of the writes made since, each version stamped with its
+commit time (a read at readTime T sees those committed at or before T), and the night's queries of
+them: one collection, fieldFilters joined by AND, ascending orderBy, startAt, limit. A filter or
+cursor on __name__ or timestamp (both grow with a vote's index) is an index range found by bisection,
+a COUNT is arithmetic, and one on joke_id and rating too (the board's proof) bisects each kind's
+indexes; only a filter on another field scans. What the simulator does not do is refused saying so."""
 import bisect
+import heapq
+import itertools
 import json
+import operator
 import threading
 
 from . import times
-from .values import key, normalise_fields
+
+def first(low, high, reached):
+    """The least i in [low, high) for which reached(i) holds (false, then true), else high."""
+    return low + bisect.bisect_left(range(low, high), True, key=reached)
 
 
-class Version:
-    __slots__ = ("commit", "fields", "created")
+INVALID = "Payload isn't valid for request."
+OPS = {"EQUAL": operator.eq, "LESS_THAN": operator.lt, "LESS_THAN_OR_EQUAL": operator.le,
+       "GREATER_THAN": operator.gt, "GREATER_THAN_OR_EQUAL": operator.ge}
+# Firestore's value type ordering: null, booleans, numbers (NaN first), times, strings, references.
+RANKS = {"nullValue": 0, "booleanValue": 1, "integerValue": 2, "doubleValue": 2, "timestampValue": 3,
+         "stringValue": 4, "referenceValue": 6}
+TIMESTAMP, STRING, REFERENCE = 3, 4, 6
 
-    def __init__(self, commit, fields, created):
-        self.commit, self.fields, self.created = commit, fields, created
+
+class Refused(Exception):
+    """An answer other than 200: Firestore's error (message None: a plain 404)."""
+
+    def __init__(self, message, status="INVALID_ARGUMENT", code=400, headers=None):
+        super().__init__(message)
+        self.message, self.status, self.code, self.headers = message, status, code, headers or {}
+
+
+def unsupported(what):
+    return Refused(f"The simulator does not support {what}.")
+
+
+def key(value):
+    """A Python value that sorts as Firestore sorts this Value: (type rank, its own order)."""
+    (kind, inner), = value.items()
+    if kind not in RANKS:
+        raise unsupported(kind)
+    if kind in ("integerValue", "doubleValue"):
+        number = int(inner) if kind == "integerValue" else float(inner)
+        return 2, (0, 0) if number != number else (1, number)
+    if kind == "timestampValue":
+        return TIMESTAMP, times.parse(inner)
+    return RANKS[kind], tuple(inner.split("/")) if kind == "referenceValue" else inner
+
+
+def passes(filters, name, fields):
+    """Whether a document (its name's key, its fields) passes every (path, op, key): an
+    inequality holds only between values of one type, and never for NaN."""
+    for path, op, want in filters:
+        have = name if path == "__name__" else fields.get(path)
+        have = have if have is None or path == "__name__" else key(have)
+        if have is None or (op != "EQUAL" and have[0] != want[0]) or (2, (0, 0)) in (have, want) \
+                or not OPS[op](have, want):
+            return False
+    return True
 
 
 class Database:
-    def __init__(self, project, database, votes=None, collection="rating_events", genesis=0):
-        self.root = f"projects/{project}/databases/{database}/documents"
-        self.votes, self.collection, self.genesis = votes, collection, genesis
+    def __init__(self, root, votes, collection, genesis):
+        self.root, self.votes, self.collection, self.genesis = root, votes, collection, genesis
+        self.root_key = tuple(root.split("/"))
         self.lock = threading.RLock()
-        self.versions = {}       # (collection, id) -> [Version], oldest first
-        self.ids = {}            # collection -> its overlaid ids, sorted
-        self.base_index = {}     # (collection, id) -> the synthetic index it overlays, or None
-        self.generation = 0      # bumped by every commit (caches key on it)
-        self.clock = 0           # the last commit time
-        self.read = 0            # the latest "now" handed out: no later commit may be stamped at or before it
-        self.query_cache = {}    # query.py's overlaid documents in a query's order, by query and readTime
-        self.live_cache = {}     # live()'s answers, by collection, readTime and generation
-        self.replaced_cache = None   # (generation, replaced()'s answer)
-        self.base_kinds = {}     # (collection, id) -> the (joke_id, rating) of the synthetic vote it overlays
-        self._text_parts = None
-
-    # -- time
+        self.versions = {}      # (collection, id) -> [(commit, fields or None, createTime)], oldest first
+        self.replaced = {}      # (joke_id, rating) -> [(index, first commit)] of the synthetic votes written over
+        self.first = {}         # synthetic index -> the commit that first wrote over it
+        self.generation = self.clock = self.read = 0
+        self.cache = {}         # live documents and queries' overlaid documents, by readTime and generation
+        stamp = times.format(genesis)
+        self.parts = json.dumps(f"{root}/{collection}/"), f'"createTime": "{stamp}", "updateTime": "{stamp}"'
 
     def now(self):
-        """The server's now: never before the last commit, so a read without readTime sees it; and
-        every later commit is stamped after it, so a read at it gives the same answer ever after."""
+        """Never before the last commit, so a read without readTime sees it; and every later commit
+        is stamped after it, so a read at it gives the same answer ever after."""
         with self.lock:
             self.read = max(times.now(), self.clock, self.read)
             return self.read
 
-    # -- the synthetic votes
-
-    def base_count(self, collection):
-        return self.votes.n if self.votes is not None and collection == self.collection else 0
-
-    def base_visible(self, collection, read_time):
-        return self.base_count(collection) > 0 and read_time >= self.genesis
-
-    def name(self, path):
-        return f"{self.root}/{'/'.join(path)}"
-
-    def vote_document(self, vote):
-        """A synthetic vote (Votes.vote) as its REST Document."""
-        stamp = times.format(self.genesis)
-        return {"name": f"{self.root}/{self.collection}/{vote[0]}", "fields": self.votes.fields_of(vote),
-                "createTime": stamp, "updateTime": stamp}
-
-    def vote_text(self, vote):
-        if self._text_parts is None:
-            stamp = times.format(self.genesis)
-            self._text_parts = (json.dumps(f"{self.root}/{self.collection}/", ensure_ascii=False),
-                                f'"createTime": "{stamp}", "updateTime": "{stamp}"')
-        return self.votes.text(vote, *self._text_parts)
-
-    def base_document(self, i):
-        return self.vote_document(self.votes.vote(i))
-
-    def _index_of(self, path):
-        if path not in self.base_index:
-            index = None
-            if len(path) == 2 and self.base_count(path[0]):
-                i = self.votes.index_of_id(path[1])
-                if i < self.votes.n and self.votes.id(i) == path[1]:
-                    index = i
-            self.base_index[path] = index
-        return self.base_index[path]
-
-    # -- reading
-
-    def version_at(self, path, read_time):
-        """The overlay's version of path at read_time, or None when the overlay has none yet."""
-        versions = self.versions.get(path)
-        if not versions:
-            return None
-        k = bisect.bisect_right([v.commit for v in versions], read_time)
-        return versions[k - 1] if k else None
-
-    def overridden(self, path, read_time):
-        versions = self.versions.get(path)
-        return bool(versions) and versions[0].commit <= read_time
-
-    def state(self, path, read_time):
-        """(fields, createTime, updateTime) of the document at read_time, or None."""
-        version = self.version_at(path, read_time)
-        if version is not None:
-            return None if version.fields is None else (version.fields, version.created, version.commit)
-        index = self._index_of(path)
-        if index is not None and read_time >= self.genesis:
-            return self.votes.fields(index), self.genesis, self.genesis
-        return None
-
-    def document(self, path, state):
-        fields, created, updated = state
-        document = {"name": self.name(path)}
-        if fields:
-            document["fields"] = fields
-        document["createTime"] = times.format(created)
-        document["updateTime"] = times.format(updated)
-        return document
-
-    def overlay_paths(self, collection):
-        """The overlaid top-level documents of a collection, in name order."""
-        return [(collection, i) for i in self.ids.get(collection, ())]
-
-    def live(self, collection, read_time):
-        """{key of joke_id (None: none): [(path, version)]} of the overlaid documents live at
-        read_time, so that a query of one joke_id looks at that joke's only."""
-        signature = (collection, read_time, self.generation)
-        if signature not in self.live_cache:
-            by_joke = {}
-            for path in self.overlay_paths(collection):
-                version = self.version_at(path, read_time)
-                if version is not None and version.fields is not None:
-                    joke = version.fields.get("joke_id")
-                    by_joke.setdefault(None if joke is None else key(joke), []).append((path, version))
-            if len(self.live_cache) >= 8:
-                self.live_cache.clear()
-            self.live_cache[signature] = by_joke
-        return self.live_cache[signature]
-
-    def replaced(self, collection):
-        """{(joke_id, rating): [(index, the first commit that replaced it)]} of the synthetic
-        votes the overlay replaces (a COUNT by kind takes them out of Votes.kinds()'s)."""
-        if self.replaced_cache is None or self.replaced_cache[0] != (collection, self.generation):
-            found = {}
-            for path in self.overlay_paths(collection):
-                index = self.base_index.get(path)
-                if index is not None:
-                    if path not in self.base_kinds:
-                        self.base_kinds[path] = self.votes.kind(index)
-                    found.setdefault(self.base_kinds[path], []).append((index, self.versions[path][0].commit))
-            self.replaced_cache = (collection, self.generation), found
-        return self.replaced_cache[1]
-
-    # -- writing
-
     def commit(self, writes):
-        """Applies writes, each (path, fields) or (path, None) for a delete, at one commit time.
-        Returns (commit time, [updateTime or None for each write])."""
-        writes = [(path, None if fields is None else normalise_fields(fields)) for path, fields in writes]
+        """Writes [((collection, id), fields or None to delete)] at one commit time; a write that
+        changes nothing makes no version (Firestore keeps its updateTime). Returns the time."""
         with self.lock:
             commit = max(times.now(), self.clock + 1, self.read + 1)
-            results = []
             for path, fields in writes:
-                now = self.state(path, commit - 1)
-                if fields is None:
-                    if now is not None:
-                        self._add(path, Version(commit, None, None))
-                    results.append(None)
+                versions = self.versions.setdefault(path, [])
+                index = None if versions or path[0] != self.collection else self.votes.index(path[1])
+                was = versions[-1] if versions else (self.genesis, self.votes.fields(index), self.genesis) \
+                    if index is not None else (0, None, None)
+                if fields == was[1]:
                     continue
-                if now is not None and now[0] == fields:
-                    results.append(now[2])
-                    continue
-                self._add(path, Version(commit, fields, now[1] if now is not None else commit))
-                results.append(commit)
+                versions.append((commit, fields, commit if was[1] is None else was[2]))
+                if index is not None:
+                    self.first[index] = commit
+                    self.replaced.setdefault(self.votes.kind(index), []).append((index, commit))
             self.clock = commit
             self.generation += 1
-            return commit, results
+            return commit
 
-    def _add(self, path, version):
-        self._index_of(path)
-        if path not in self.versions:
-            self.versions[path] = []
-            if len(path) == 2:
-                bisect.insort(self.ids.setdefault(path[0], []), path[1])
-        self.versions[path].append(version)
+    def live(self, collection, read_time):
+        """{key of joke_id (None: none): [(id, version)]} of the overlaid documents live at
+        read_time, so that a query of one joke looks at that joke's only."""
+        signature = ("live", collection, read_time, self.generation)
+        if signature not in self.cache:
+            by_joke = {}
+            for (where, ident), versions in self.versions.items():
+                version = next((v for v in reversed(versions) if v[0] <= read_time), None)
+                if where == collection and version is not None and version[1] is not None:
+                    joke = version[1].get("joke_id")
+                    by_joke.setdefault(joke and key(joke), []).append((ident, version))
+            self.remember(signature, by_joke)
+        return self.cache[signature]
+
+    def remember(self, signature, value):
+        if len(self.cache) >= 64:
+            self.cache.clear()
+        self.cache[signature] = value
+
+    def text(self, collection, entry):
+        """The REST Document's JSON of a query's entry: (key, vote) or (key, id, version)."""
+        if len(entry) == 2:
+            return self.votes.text(entry[1], *self.parts)
+        _, ident, (commit, fields, created) = entry
+        return json.dumps({"name": f"{self.root}/{collection}/{ident}", **({"fields": fields} if fields else {}),
+                           "createTime": times.format(created), "updateTime": times.format(commit)},
+                          ensure_ascii=False)
+
+
+def _path(entry):
+    path = entry.get("fieldPath") if isinstance(entry, dict) else None
+    if not isinstance(path, str) or not path or "`" in path or "." in path:
+        raise unsupported(f"the field reference {entry!r}")
+    return path
+
+
+class Query:
+    def __init__(self, structured, db):
+        if not isinstance(structured, dict):
+            raise Refused(INVALID)
+        extra = set(structured) - {"from", "where", "orderBy", "startAt", "limit"}
+        if extra:
+            raise unsupported(", ".join(sorted(extra)))
+        sources = structured.get("from")
+        if not (isinstance(sources, list) and len(sources) == 1 and isinstance(sources[0], dict)
+                and isinstance(sources[0].get("collectionId"), str) and not sources[0].get("allDescendants")):
+            raise unsupported("a query that is not over one top-level collection")
+        self.collection, self.db, self.root, self.filters = sources[0]["collectionId"], db, db.root_key, []
+        self.prefix = db.root_key + (self.collection,)
+        self._where(structured.get("where"))
+        self.order = []
+        for entry in structured.get("orderBy", []):
+            if not isinstance(entry, dict) or entry.get("direction", "ASCENDING") != "ASCENDING":
+                raise unsupported("orderBy other than ASCENDING")
+            self.order.append(_path(entry.get("field")))
+        self.order += sorted({p for p, op, _ in self.filters if op != "EQUAL"} - set(self.order) - {"__name__"})
+        self.order += [] if "__name__" in self.order else ["__name__"]
+        if self.order[-1] != "__name__":
+            raise Refused("order by clause cannot contain more fields after the key")
+        cursor, self.start = structured.get("startAt"), None
+        if cursor is not None:
+            values = cursor.get("values", []) if isinstance(cursor, dict) else None
+            if not isinstance(values, list) or len(values) > len(self.order):
+                raise Refused("Too many cursor values specified.")
+            self.start = tuple(map(self._key, self.order, values)), bool(cursor.get("before"))
+        self.limit = structured.get("limit")
+        if self.limit is not None and (type(self.limit) is not int or self.limit < 0):
+            raise Refused(INVALID)
+
+    def _where(self, where):
+        if where is None:
+            return
+        if not isinstance(where, dict) or len(where) != 1:
+            raise Refused(INVALID)
+        if "compositeFilter" in where:
+            if where["compositeFilter"].get("op") != "AND":
+                raise unsupported(f"compositeFilter {where['compositeFilter'].get('op')}")
+            for inner in where["compositeFilter"].get("filters", []):
+                self._where(inner)
+            return
+        one = where.get("fieldFilter")
+        if not isinstance(one, dict):
+            raise unsupported(next(iter(where)))
+        path, op = _path(one.get("field")), one.get("op")
+        if op not in OPS:
+            raise unsupported(f"the filter operator {op}")
+        self.filters.append((path, op, self._key(path, one.get("value"))))
+
+    def _key(self, path, value):
+        try:
+            found = key(value)
+        except (AttributeError, TypeError, ValueError):
+            raise Refused(INVALID) from None
+        if path == "__name__" and (found[0] != REFERENCE or found[1][:len(self.root)] != self.root):
+            raise unsupported(f"a __name__ value that is not a document of {'/'.join(self.root)}")
+        return found
+
+    def _order_key(self, name, fields):
+        """The document's place in the query's order, or None when it lacks an ordered field."""
+        values = [fields.get(path) for path in self.order[:-1]]
+        return None if None in values else tuple(map(key, values)) + (name,)
+
+    # -- the synthetic votes
+
+    def _span(self, read_time, ordered):
+        """(low, high, filters left): the synthetic votes the query can return are those of indexes
+        [low, high) that pass the filters left; None when there are none. Only an order in which
+        the votes are in index order is served (a COUNT without a cursor needs none)."""
+        votes, low, high, left, bounds = self.db.votes, 0, self.db.votes.n, [], []
+        if self.collection != self.db.collection or read_time < self.db.genesis or not votes.n:
+            return None
+        if ordered and tuple(self.order) not in (("__name__",), ("timestamp", "__name__")):
+            raise unsupported(f"ordering by {', '.join(self.order)} over the synthetic {self.collection}")
+        place = {"__name__": lambda i: (REFERENCE, self.prefix + (votes.id(i),)),
+                 "timestamp": lambda i: (TIMESTAMP, votes.timestamp(i))}
+        for path, op, want in self.filters:
+            if path == "timestamp" and want[0] != TIMESTAMP:
+                return None
+            (bounds if path in place else left).append((path, op, want))
+        bounds = [(place[path], op, want) for path, op, want in bounds]
+        if self.start is not None:
+            edge, before = self.start
+            where = [place[p] for p in self.order[:len(edge)]]
+            bounds.append((lambda i: tuple(w(i) for w in where), "GREATER_THAN_OR_EQUAL" if before else "GREATER_THAN",
+                           edge))
+        for at, op, edge in bounds:
+            if op not in ("LESS_THAN", "LESS_THAN_OR_EQUAL"):
+                low = first(low, high, lambda i: at(i) > edge if op == "GREATER_THAN" else at(i) >= edge)
+            if op not in ("GREATER_THAN", "GREATER_THAN_OR_EQUAL"):
+                high = first(low, high, lambda i: at(i) >= edge if op == "LESS_THAN" else at(i) > edge)
+        return (low, high, left) if low < high else None
+
+    def _votes(self, read_time, low, high, left):
+        """The synthetic votes of [low, high) not written over by read_time that pass `left`."""
+        votes, written = self.db.votes, self.db.first
+        for i in range(low, high):
+            if written.get(i, read_time + 1) > read_time and (not left or passes(left, None, votes.fields(i))):
+                yield votes.vote(i)
+
+    def _overlay(self, read_time):
+        """[(order key, id, version)] of the overlaid documents live at read_time that pass the
+        filters, in order, from the cursor on (the pages of one query share the work)."""
+        signature = (self.collection, read_time, tuple(self.order), tuple(self.filters), self.db.generation)
+        if signature not in self.db.cache:
+            found, live = [], self.db.live(self.collection, read_time)
+            joke = next((want for path, op, want in self.filters if path == "joke_id" and op == "EQUAL"), None)
+            for ident, version in itertools.chain(*live.values()) if joke is None else live.get(joke, ()):
+                name = (REFERENCE, self.prefix + (ident,))
+                place = self._order_key(name, version[1])
+                if place is not None and passes(self.filters, name, version[1]):
+                    found.append((place, ident, version))
+            self.db.remember(signature, sorted(found, key=operator.itemgetter(0)))
+        found = self.db.cache[signature]
+        if self.start is None:
+            return found
+        edge, before = self.start
+        cut = bisect.bisect_left if before else bisect.bisect_right
+        return found[cut(found, edge, key=lambda entry: entry[0][:len(edge)]):]
+
+    def texts(self, read_time):
+        """The query's documents at read_time, in order, as JSON texts."""
+        with self.db.lock:
+            span = self._span(read_time, ordered=True)
+            overlay = self._overlay(read_time)
+        votes = () if span is None else self._votes(read_time, *span)
+        if overlay:
+            by_time = self.order[0] == "timestamp"
+
+            def place(vote):
+                name = (REFERENCE, self.prefix + (vote[0],))
+                return ((TIMESTAMP, vote[5]), name) if by_time else (name,)
+            entries = heapq.merge(((place(v), v) for v in votes), overlay, key=operator.itemgetter(0))
+        else:
+            entries = ((None, v) for v in votes)
+        return [self.db.text(self.collection, e) for e in itertools.islice(entries, self.limit)]
+
+    def count(self, read_time, scan=False):
+        """How many documents the query has at read_time, limit applied. `scan`: the synthetic
+        votes counted one by one even where their index of kinds could."""
+        with self.db.lock:
+            span = self._span(read_time, ordered=self.start is not None)
+            counted = len(self._overlay(read_time))
+            if span is not None and not scan and all(path in ("joke_id", "rating") for path, _, _ in span[2]):
+                counted += self._by_kind(read_time, *span)
+                span = None
+        if span is not None:
+            counted += sum(1 for _ in self._votes(read_time, *span))
+        return counted if self.limit is None else min(counted, self.limit)
+
+    def _by_kind(self, read_time, low, high, left):
+        """The synthetic votes of [low, high) that pass filters on joke_id and rating alone (a
+        vote's kind decides them), less those written over by read_time."""
+        joke = next((want[1] for path, op, want in left if path == "joke_id" and op == "EQUAL" and want[0] == STRING),
+                    None)
+        kinds = None if joke is None else [(joke, rating) for rating in range(1, 6)]
+
+        def passing(kind):
+            return passes(left, None, {"joke_id": {"stringValue": kind[0]}, "rating": {"integerValue": str(kind[1])}})
+
+        counted = high - low
+        if left:
+            index = self.db.votes.kinds()
+            counted = sum(bisect.bisect_left(index[k], high) - bisect.bisect_left(index[k], low)
+                          for k in kinds or index if k in index and passing(k))
+        for kind in kinds or list(self.db.replaced):
+            if passing(kind):
+                counted -= sum(low <= i < high and since <= read_time for i, since in self.db.replaced.get(kind, ()))
+        return counted

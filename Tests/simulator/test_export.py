@@ -69,7 +69,8 @@ class Export(harness.Case):
         from rankings_night.export import rating_events_in
         from rankings_night.statuses import Failure
         votes = [{"id": f"d{i:04d}", "joke_id": f"j{i % 7}", "rating": 1 + i % 5, "device_id": f"d{i:04d}",
-                  "week_id": "2026-W01", "timestamp": {"_seconds": 1790000000 + i, "_nanoseconds": 0}} for i in range(300)]
+                  "week_id": "2026-W01", "timestamp": {"_seconds": 1790000000 + i, "_nanoseconds": 0}}
+                 for i in range(300)]
         for label, events in (("once", votes), ("twice", votes + votes[17:18])):
             writer = harness.run([sys.executable, os.path.join(harness.ROOT, "bench", "generate-export.py"),
                                   os.path.join(self.work, label), "--name", "export"],

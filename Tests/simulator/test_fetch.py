@@ -3,8 +3,8 @@ simulator with its limits scaled down: a full read that cannot end within readTi
 (never switched in) and succeeds with enough streams; one the deadline may not hold is warned
 of and read (failing at the deadline); a COUNT past Firestore's deadline is cut into range
 COUNTs and the night still proven; a RESOURCE_EXHAUSTED burst slows the night and loses
-nothing; ids with a long common prefix still spread over the streams. Each good night's board is held to the one `rankings
-aggregate` makes from the generator's own votes."""
+nothing; ids with a long common prefix still spread over the streams. Each good night's board is
+held to the one `rankings aggregate` makes from the generator's own votes."""
 import json
 import os
 import re

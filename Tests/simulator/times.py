@@ -1,37 +1,28 @@
-"""Firestore's times as whole microseconds since the epoch (what it keeps): read from RFC 3339 as
-its REST API takes them (any offset, up to nine digits), written as its answers write them (UTC,
-Z, and 0, 3 or 6 fraction digits, the fewest that hold the value)."""
+"""Firestore's times as whole microseconds since the epoch: read from RFC 3339 as its REST API
+takes them (any offset, up to nine digits), written as it writes them (UTC, Z, 0, 3 or 6 digits)."""
 import datetime
 import functools
 import re
 import time
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+SECOND = 1_000_000
 _RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d\d):(\d\d))",
                       re.ASCII)
-SECOND = 1_000_000
 
 
 class BadTime(ValueError):
     pass
 
 
-def parse_ns(text):
-    """Nanoseconds since the epoch of an RFC 3339 time; BadTime when it is not one."""
-    if not isinstance(text, str):
-        raise BadTime(f"not an RFC 3339 time: {text!r}")
-    return _parse_ns(text)
-
-
 # Every span and page of a night's queries reads the same written votes' times again.
 @functools.lru_cache(maxsize=1 << 20)
-def _parse_ns(text):
+def parse_ns(text):
     whole = _RFC3339.fullmatch(text) if isinstance(text, str) else None
     if not whole:
         raise BadTime(f"not an RFC 3339 time: {text!r}")
-    year, month, day, hour, minute, second = (int(whole[i]) for i in range(1, 7))
     try:
-        moment = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.timezone.utc)
+        moment = datetime.datetime(*(int(whole[i]) for i in range(1, 7)), tzinfo=datetime.timezone.utc)
     except ValueError as error:
         raise BadTime(f"{text!r}: {error}") from None
     seconds = (moment - EPOCH) // datetime.timedelta(seconds=1)
@@ -42,7 +33,7 @@ def _parse_ns(text):
 
 
 def parse(text):
-    """Microseconds since the epoch, digits past the microsecond dropped as Firestore drops them."""
+    """Microseconds, digits past the microsecond dropped as Firestore drops them."""
     return parse_ns(text) // 1000
 
 
@@ -58,9 +49,7 @@ def format(micros):
     text = f"{_day(days)}{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
     if fraction == 0:
         return text + "Z"
-    if fraction % 1000 == 0:
-        return f"{text}.{fraction // 1000:03d}Z"
-    return f"{text}.{fraction:06d}Z"
+    return f"{text}.{fraction // 1000:03d}Z" if fraction % 1000 == 0 else f"{text}.{fraction:06d}Z"
 
 
 def now():
