@@ -28,7 +28,7 @@ class Votes:
     def __init__(self, n, seed=1, end=None):
         if not 0 <= n <= MOST:
             raise ValueError(f"documents: 0 to {MOST}")
-        self.n, self.seed = n, seed
+        self.n = n
         self.end = times.now() if end is None else end
         self.start = self.end - 365 * DAY
         self._key = hashlib.blake2b(str(seed).encode(), digest_size=32).digest()
