@@ -5,6 +5,7 @@ collection's COUNT at that time against its entities, and its board is the gener
 export missing a document, or holding one twice, is never switched in."""
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -22,6 +23,7 @@ RANKINGS = os.environ.get("RANKINGS", os.path.join(harness.ROOT, ".build", "debu
 class Export(harness.Case):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="rankings-simulator-export.")
+        self.addCleanup(shutil.rmtree, self.work, True)
         self.bucket = os.path.join(self.work, "gcs")
         self.dir = os.path.join(self.work, "firestore")
 

@@ -8,6 +8,7 @@ held to the one `rankings aggregate` makes from the generator's own votes."""
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -25,6 +26,7 @@ COMPUTED_AT = "2026-11-27T05:00:00Z"
 class Fetch(harness.Case):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="rankings-simulator-fetch.")
+        self.addCleanup(shutil.rmtree, self.work, True)
         self.dir = os.path.join(self.work, "firestore")
 
     def fetch(self, sim, **settings):
