@@ -28,7 +28,7 @@ struct LayeredFolderUnitTests {
     /// lanes), found with their highest layer; names one byte off are not found.
     @Test func changedNamesFindEveryLength() {
         let names = ChangedNames()
-        let all = (0..<80).map { n in Array((0..<n).map { UInt8(ascii: "a") + UInt8(($0 * 7 + n) % 26) }) }
+        let all: [[UInt8]] = (0..<80).map { n in (0..<n).map { i -> UInt8 in UInt8(ascii: "a") + UInt8((i * 7 + n) % 26) } }
         for (i, name) in all.enumerated() {
             name.withUnsafeBufferPointer { names.add($0, layer: 1 + i % 3) }
             name.withUnsafeBufferPointer { names.add($0, layer: 1) }
