@@ -121,8 +121,9 @@ class Calls(harness.Case):
                                          retry=Retry(attempts=1000, initial=0.05, maximum=0.05, deadline=0.5))
         self.assertIsInstance(failure, TimeUp)
         self.expect_in("message", "(gave up after", str(failure))
-        # The try the deadline cuts may or may not have reached the server by then.
-        self.expect("tries made and counted", len(requests) - failure.tries in (0, 1), True)
+        # The try the deadline cuts is counted, and may or may not have reached the server by then
+        # (on a loaded machine a try left a millisecond is sent but never answered).
+        self.expect("tries counted, less the requests the server saw", failure.tries - len(requests) in (0, 1), True)
         self.assertLess(len(requests), 1000)
 
     def test_a_pause_that_overruns_the_deadline_counts_no_try_that_was_not_made(self):
