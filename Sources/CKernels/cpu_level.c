@@ -10,8 +10,7 @@
 // spelling, which `__builtin_cpu_supports` shares); a test holds every `target` in the kernels
 // to these lists.
 #define AVX2_FEATURES(X) X("avx2") X("sse4.2")
-#define AVX512_FEATURES(X) \
-    X("avx512f") X("avx512bw") X("avx512vl") X("bmi") X("popcnt") X("pclmul") X("vpclmulqdq")
+#define AVX512_FEATURES(X) X("avx512f") X("avx512bw") X("avx512vl") X("pclmul") X("vpclmulqdq")
 #define LISTED(feature) "," feature
 
 int rk_cpu_chosen = RK_CPU_PORTABLE;

@@ -1,8 +1,8 @@
-// Stage 1 of the line kernel for each instruction set: 64 bytes at a time classified into the
-// bitmaps of line_index.h (AVX2: two registers of 32 bytes), with the UTF-8 check of
-// utf8_lookup.h run only on blocks that hold non-ASCII bytes (or follow one that ended with
-// some); index_block() in line_index.h and the walk in line_walk.c follow. The AVX-512 level
-// adds layouts (line_layout.c) in front of them.
+// The line kernel's entry and its stage 1: 64 bytes at a time (two AVX2 registers) classified
+// into the bitmaps of line_index.h, with the UTF-8 check of utf8_lookup.h run only on blocks
+// that hold non-ASCII bytes (or follow one that ended with some); index_block() in
+// line_index.h and the walk in line_walk.c follow, with layouts (line_layout.c) in front of
+// them. Every level above portable runs it.
 #include "line_kernel.h"
 #include "cpu_level.h"
 #include "line_index.h"
@@ -65,8 +65,8 @@ static int index_avx2(const uint8_t *line, struct line_index *ix) {
     return -1;
 }
 
-/// AVX2's index, then the walk: every line at level avx2, and at avx512 the lines no layout
-/// answered. Kept out of `rk_scan_line` so that a layout's answer pays no stack for the index.
+/// Stage 1, then the walk: every line no layout answered. Kept out of `rk_scan_line` so that a
+/// layout's answer pays no stack for the index.
 __attribute__((noinline))
 static const uint8_t *scan_walked(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found) {
     struct line_index ix;
@@ -74,15 +74,14 @@ static const uint8_t *scan_walked(const uint8_t *line, uint32_t wanted, const ui
     return rk_walk_line(line, &ix, wanted, spans, found);
 }
 
-/// AVX-512: a line laid out as one the walk accepted before is answered by its layout
-/// (line_layout.c); any other line by the walk, and when the walk accepts it, its layout is
-/// made for the lines after it.
+/// A line laid out as one the walk accepted before is answered by its layout (line_layout.c);
+/// any other line by stage 1 and the walk, and when the walk accepts it, its layout is made for
+/// the lines after it.
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                             int level, rk_line_layouts *layouts) {
     if (level == 0) level = rk_cpu_level();
     else if (level > rk_cpu_supported()) return NULL;
-    if (level == RK_CPU_AVX2) return scan_walked(line, wanted, spans, found);
-    if (level != RK_CPU_AVX512) return NULL;
+    if (level < RK_CPU_AVX2) return NULL;
     int trying = layouts != NULL && !rk_patience_resting(&layouts->patience);
     if (trying) {
         const uint8_t *end = rk_layout_scan(line, wanted, spans, found, layouts);

@@ -5,9 +5,9 @@
 /// has every kernel of the levels below it:
 /// - portable: none; the scalar scanner, the CRC-32C tables, entity templates compared byte
 ///   by byte;
-/// - avx2: the AVX2 line and string kernels, SSE4.2's `crc32` (three fragments at a time);
-/// - avx512: the AVX-512 line kernel with its templates and layouts, CRC-32C folding with
-///   VPCLMULQDQ, entity templates compared 64 bytes at a time.
+/// - avx2: the line kernel with its layouts and the string kernel (AVX2), SSE4.2's `crc32`
+///   (three fragments at a time);
+/// - avx512: CRC-32C folding with VPCLMULQDQ, entity templates compared 64 bytes at a time.
 /// A level is usable when the CPU (and the OS, for the registers' state) has every feature any
 /// of its kernels is compiled for: `rk_cpu_features` lists them.
 #define RK_CPU_PORTABLE 1

@@ -26,11 +26,11 @@
 ///
 /// Reads whole 64-byte blocks from `line`, never one that starts past the first `\n`: the
 /// caller keeps 64 readable bytes after that `\n` (LineReader.padding). `spans` holds
-/// `RK_SPANS` pointers. `level` 0 means the process's (cpu_level.h); `RK_CPU_AVX2` or
-/// `RK_CPU_AVX512` asks for that kernel (tests hold each to the scalar scanner), and NULL comes
-/// back when the CPU lacks it.
-/// `layouts`, when not NULL, lets the AVX-512 kernel skip the walk for a line laid out as one
-/// it already accepted (line_layout.h); the answer is the same either way.
+/// `RK_SPANS` pointers. `level` 0 means the process's (cpu_level.h: no kernel at portable);
+/// `RK_CPU_AVX2` asks for the kernel whatever the process's level (tests hold it to the scalar
+/// scanner), and NULL comes back when the CPU lacks AVX2.
+/// `layouts`, when not NULL, lets the kernel skip stage 1 and the walk for a line laid out as
+/// one it already accepted (line_layout.h); the answer is the same either way.
 const uint8_t *rk_scan_line(const uint8_t *line, uint32_t wanted, const uint8_t **spans, uint32_t *found,
                             int level, rk_line_layouts *layouts);
 

@@ -11,19 +11,13 @@
 #define RK_LAYOUT_BLOCKS 16
 #define RK_LAYOUTS 8
 
-/// A line's exact layout (line_layout.c): a line the walk accepted, with what another line
-/// must share with it byte for byte to be read the same way without a walk.
+/// A line's exact layout (line_layout.c): for each byte of a line the walk accepted, the
+/// values the byte of another line may take there to be read the same way without a walk.
 typedef struct {
-    /// The line, its `\n` included; bytes after it are not compared.
-    uint8_t bytes[RK_LAYOUT_BLOCKS * 64];
-    /// Bit i of word b stands for byte 64 * b + i. `quotes`: where the line's quotes are (no
-    /// other line's may be elsewhere); `same`: the bytes that must be equal (all but what value
-    /// strings hold and digits outside strings); `digits`: those digits (a digit must be there);
-    /// `lead`: the first digit of each run of two or more (no `0` may be there).
-    uint64_t quotes[RK_LAYOUT_BLOCKS];
-    uint64_t same[RK_LAYOUT_BLOCKS];
-    uint64_t digits[RK_LAYOUT_BLOCKS];
-    uint64_t lead[RK_LAYOUT_BLOCKS];
+    /// Byte i of a line laid out alike is `least[i]` to `least[i] + width[i]` (unsigned): the
+    /// line's own byte (width 0), a digit, or a value string's byte; any byte past its `\n`.
+    uint8_t least[RK_LAYOUT_BLOCKS * 64];
+    uint8_t width[RK_LAYOUT_BLOCKS * 64];
     /// Offset in the line of each span of a found field, by index into `rk_scan_line`'s spans.
     uint16_t span_at[RK_SPANS];
     /// The `\n`'s offset + 1 (0 for an empty slot), and the fields asked for and found.
@@ -32,8 +26,7 @@ typedef struct {
     uint32_t found;
 } rk_line_layout;
 
-/// One scanner's layouts (zeroed to start), used by the AVX-512 line kernel only. Never shared
-/// between threads.
+/// One scanner's layouts (zeroed to start). Never shared between threads.
 typedef struct {
     rk_line_layout slots[RK_LAYOUTS];
     /// Lines a layout answered (the tests check that layouts do answer).
