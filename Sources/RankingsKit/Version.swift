@@ -1,1 +1,1 @@
-public enum RankingsKitVersion { public static let string = "0.4.0" }
+public enum RankingsKitVersion { public static let string = "0.5.0" }

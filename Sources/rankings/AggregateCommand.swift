@@ -30,10 +30,11 @@ enum AggregateCommand {
       --top N             entries per list, 1...1000 (default 10)
       --computed-at TIME  the document's computed_at, RFC 3339 with any offset (default: now);
                           written in UTC with Z
-      --max-invalid N     bad lines tolerated before the run fails (default 0)
+      --max-invalid N     bad lines tolerated before the run fails (default 0); or N%, a
+                          share of the records read (valid + bad): 1% of 10,000 tolerates 100
       --allow-empty       write a document even when no event is counted (none valid, or
                           none left after --as-of/--since/--week)
-      --report PATH       also write a JSON summary of the run
+      --report PATH       also write a JSON summary of the run, naming every bad line
       --threads N         threads to use (default: the cores available)
       -q, --quiet         no summary line on stderr
 
@@ -87,7 +88,12 @@ enum AggregateCommand {
                 }
                 options.computedAt = t
             case "--max-invalid":
-                options.maxInvalid = try args.integer(for: option, in: 0...Int.max)
+                let text = try args.value(for: option)
+                guard let maxInvalid = MaxInvalid(text) else {
+                    throw .usage("--max-invalid takes a whole number of bad lines from 0, or a share of the records read "
+                                 + "from 0% to 100% with at most \(Percentage.decimals) decimals, like 1% or 0.5%, not '\(text)'")
+                }
+                options.maxInvalid = maxInvalid
             case "--allow-empty":
                 try args.flag(option)
                 options.allowEmpty = true

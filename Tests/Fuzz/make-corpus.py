@@ -34,7 +34,11 @@ typed_lines = typed_sample + [doc % (n, f) for n, f in [
     (b"rating_events/e6", b'"joke_id":{"stringValue":"j"},"rating":{"stringValue":"5"},"timestamp":{"nullValue":null}'),
     (b"jokes/j/rating_events/e7", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":"2"}'),
     (b"rating_events", b'"joke_id":{"stringValue":"j"},"rating":{"integerValue":"2"}'),
-    (b"rating_events/e8", b'"rating":{"integerValue":"2"}')]]
+    (b"rating_events/e8", b'"rating":{"integerValue":"2"}'),
+    # A joke id at Firestore's query limit, in the spans' form and escaped: 1,499 bytes count, 1,500 do not.
+    (b"rating_events/e9", b'"joke_id":{"stringValue":"%s"},"rating":{"integerValue":"5"}' % (b"a" * 1499)),
+    (b"rating_events/e10", b'"joke_id":{"stringValue":"%s"},"rating":{"integerValue":"5"}' % (b"a" * 1500)),
+    (b"rating_events/e11", b'"joke_id":{"stringValue":"%s"},"rating":{"integerValue":"1"}' % (b"\\u00e9" * 750))]]
 
 seeds = {
     "line_rules": [b"\x00" + l for l in lines] + [bytes([1 + 2 * k]) + f for k, f in enumerate(files)] + [b"\x01" + sample_file],

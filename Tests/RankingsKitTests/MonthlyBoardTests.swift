@@ -2,28 +2,38 @@ import Foundation
 import Testing
 
 /// The monthly board beside the all-time one: RANKINGS_MONTHLY=yes in the one configuration,
-/// made by the installed night in the same night as the all-time board, from the same snapshot,
-/// and published after it. 0.3's way (an overlay configuration read by its own cron line and a
-/// drop-in per unit) is gone, and what it left behind is refused, saying what to change.
+/// made by the installed night in the same night as the all-time board, from the same snapshot.
+/// 0.4's way of naming its file (RANKINGS_MONTHLY_OUTPUT) is carried with the WARNING where it
+/// names the board's own place, and refused (78) where it names another.
 @Suite struct MonthlyBoardTests {
     typealias Staging = SchedulingTests.Staging
     typealias Command = SchedulingTests.Command
 
     /// Both goldens from the sample with the real binary: the all-time board and the `--since
-    /// -30d` one, in the week's form older app versions read. RANKINGS_EXPORTS is a `current` link, as the Firestore fetch leaves it, and a
-    /// stand-in for `rankings` points it at an empty night once the first board is written, as
-    /// a fetch run by hand meanwhile would: the monthly board still comes from the snapshot the
-    /// night began with.
-    @Test func bothBoardsFromOneSnapshotWithTheRealBinaryThenPublishedInOrder() throws {
+    /// -30d` one. Without Firestore the night's clock is the machine's, so the sample's votes are
+    /// moved in time by as much as now is past the goldens' computed_at (no vote is within
+    /// minutes of the window's start): the 30-day board then counts the golden's votes, in the
+    /// week's form older app versions read. RANKINGS_EXPORTS is a `current` link, as a fetch of
+    /// one's own may leave it, and a stand-in for `rankings` points it at an empty night once the
+    /// first board is written: the monthly board still comes from the snapshot the night began with.
+    @Test func bothBoardsFromOneSnapshotWithTheRealBinary() throws {
         try Staging.with { stage in
-            #expect(try stage.install().status == 0)
             let root = RankingsBinary.packageRoot
             let fetched = stage.base.appendingPathComponent("fetched")
             for night in ["night1", "empty"] {
                 try FileManager.default.createDirectory(at: fetched.appendingPathComponent(night), withIntermediateDirectories: true)
             }
-            try FileManager.default.copyItem(at: root.appendingPathComponent("sample-data/rating_events.ndjson"),
-                                             to: fetched.appendingPathComponent("night1/rating_events.ndjson"))
+            let moved = try Command.run("/usr/bin/python3", ["-I", "-c", """
+                import datetime, json, sys, time
+                shift = int(time.time()) - int(datetime.datetime(2026, 2, 18, 5, tzinfo=datetime.timezone.utc).timestamp())
+                with open(sys.argv[1]) as sample, open(sys.argv[2], "w") as out:
+                    for line in sample:
+                        vote = json.loads(line)
+                        vote["timestamp"]["_seconds"] += shift
+                        out.write(json.dumps(vote) + "\\n")
+                """, root.appendingPathComponent("sample-data/rating_events.ndjson").path,
+                fetched.appendingPathComponent("night1/rating_events.ndjson").path])
+            #expect(moved.status == 0, "\(moved.stderrText)")
             try FileManager.default.createSymbolicLink(atPath: fetched.appendingPathComponent("current").path,
                                                        withDestinationPath: "night1")
             let binary = stage.base.appendingPathComponent("rankings-then-refetch")
@@ -31,66 +41,65 @@ import Testing
                 #!/bin/sh
                 '\(RankingsBinary.url.path)' "$@"
                 status=$?
-                # Not after the night's try of the flags on no input (its last word "-"), before any board.
-                for last; do :; done
-                [ "$last" = - ] || ln -sfn empty '\(fetched.path)/current'
+                ln -sfn empty '\(fetched.path)/current'
                 exit $status
 
                 """.utf8).write(to: binary)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
-            try FileManager.default.createDirectory(at: stage.url("out"), withIntermediateDirectories: true)
-            let hook = try SchedulingTests.Hook(stage)
+            #expect(try stage.installToRun(binary: binary).status == 0)
             let config = try stage.writeConfig([
                 "RANKINGS_EXPORTS": fetched.appendingPathComponent("current").path,
-                "RANKINGS_OUTPUT": stage.url("out/all_time.json").path,
-                "RANKINGS_FLAGS": "\"--computed-at \(fixedComputedAt)\"",
                 "RANKINGS_MONTHLY": "yes",
-                "RANKINGS_BIN": binary.path,
-                "RANKINGS_PUBLISH": "\"\(hook.command)\"",
             ])
 
             let run = try stage.runNight(["run", "--config", config.path])
             #expect(run.status == 0, "\(run.stderrText)")
-            #expect(try Data(contentsOf: stage.url("out/all_time.json"))
-                == Data(contentsOf: root.appendingPathComponent("sample-data/expected/all_time.json")))
-            #expect(try Data(contentsOf: stage.url("out/monthly.json"))
-                == Data(contentsOf: root.appendingPathComponent("sample-data/backfill/since-30d.week-document.json")))
-            #expect(try hook.calls().map { $0.split(separator: " ").first.map(String.init) ?? "" }
-                == [stage.url("out/all_time.json").path, stage.url("out/monthly.json").path])
-            // One night, one lock: no second lock file as 0.3's monthly run had.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path).sorted()
-                == [".rankings-nights.json", ".rankings.lock", "all_time.json", "monthly.json"])
+            #expect(try stage.board("all_time.json") == Staging.golden("sample-data/expected/all_time.json"))
+            let monthly = try Self.json(stage.state.appendingPathComponent("monthly.json"))
+            let golden = try Self.json(root.appendingPathComponent("sample-data/backfill/since-30d.week-document.json"))
+            for field in ["hilarious", "horrible", "total_hilarious_ratings", "total_horrible_ratings"] {
+                #expect(try Self.canonical(monthly[field]) == Self.canonical(golden[field]), "\(field)")
+            }
+            #expect(monthly["week_id"] is String && monthly["week_start"] is String, "the week's form: \(monthly.keys)")
+            // One night, one lock, each board's report and counts beside it.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.state.path).sorted()
+                == [".all_time.report.json", ".all_time.stats.ndjson", ".monthly.report.json", ".monthly.stats.ndjson",
+                    ".rankings-nights.json", ".rankings.lock", "all_time.json", "monthly.json"])
         }
     }
 
-    /// 0.3's /etc/rankings-monthly.conf, which its /etc/cron.d/rankings-monthly still hands the
-    /// rankings-cron shim after an upgrade, and its RANKINGS_EXTRA_FLAGS copied into the main
-    /// file: refused with 78 before anything runs, naming the line and what to write instead.
-    @Test(arguments: [
-        ("RANKINGS_INCLUDE=/etc/rankings.conf", "RANKINGS_MONTHLY=yes"),
-        ("RANKINGS_EXTRA_FLAGS=\"--max-drop 100 --allow-empty --since -30d\"", "put the flags in RANKINGS_FLAGS"),
-    ])
-    func theRetiredOverlaySettingsAreRefusedSayingWhatToChange(line: String, instead: String) throws {
+    static func json(_ url: URL) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    }
+
+    /// A JSON value as text with its keys sorted, so two parses of equal values compare equal.
+    static func canonical(_ value: Any?) throws -> String {
+        guard let value else { return "absent" }
+        let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// 0.4's RANKINGS_MONTHLY_OUTPUT: where it names the 30-day board's own file the night goes on
+    /// with the one WARNING; elsewhere it is 78 before anything runs, saying where the board is now.
+    @Test(arguments: [true, false])
+    func theMonthlyOutputOf04IsCarriedOrRefused(inPlace: Bool) throws {
         try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0"])
-            let overlay = stage.base.appendingPathComponent("rankings-monthly.conf")
-            try Data("""
-                # Settings for the monthly board's cron run (cron/rankings-monthly)
-                \(line)
-
-                RANKINGS_OUTPUT=\(stage.url("out/monthly.json").path)
-                RANKINGS_EXPORTS=\(stage.url("exports").path)
-                RANKINGS_BIN=\(fake.executable.path)
-
-                """.utf8).write(to: overlay)
-            for run in [try Command.run(stage.url("usr/local/libexec/rankings-cron").path, [overlay.path], environment: fake.environment),
-                        try stage.runNight(["run", "--config", overlay.path], fake: fake)] {
+            let fake = try stage.installWithFake(plan: ["0", "0"])
+            let output = inPlace ? stage.state.appendingPathComponent("monthly.json").path : stage.base.appendingPathComponent("month.json").path
+            let config = try stage.fakeConfig(fake, ["RANKINGS_MONTHLY": "yes", "RANKINGS_MONTHLY_OUTPUT": output])
+            let run = try stage.runNight(["run", "--config", config.path], fake: fake)
+            if inPlace {
+                #expect(run.status == 0, "\(run.stderrText)")
+                #expect(run.stderrText.contains("rankings-night: warning: \(config.path) holds settings of 0.4"), "\(run.stderrText)")
+                #expect(run.stderrText.contains("RANKINGS_MONTHLY_OUTPUT=\(output): delete it"), "\(run.stderrText)")
+                #expect(try fake.calls().count == 2)
+            } else {
                 #expect(run.status == 78, "\(run.stderrText)")
-                #expect(run.stderrText.contains("\(overlay.path):2: "), "\(run.stderrText)")
-                #expect(run.stderrText.contains(instead), "\(run.stderrText)")
+                #expect(run.stderrText.contains("the boards are now all_time.json and monthly.json in the state directory"),
+                        "\(run.stderrText)")
+                #expect(try fake.calls() == [])
+                #expect(try FileManager.default.contentsOfDirectory(atPath: stage.state.path) == [])
             }
-            #expect(try fake.calls() == [])
-            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
         }
     }
 }

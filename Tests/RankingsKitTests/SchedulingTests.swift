@@ -6,8 +6,9 @@ import Testing
 /// what it installed rather than the templates, so a placeholder left unsubstituted, a link that
 /// leads nowhere or a path that does not match the binary shows up here. The night's policy
 /// itself (its retries, limits, history and metrics) has its unit tests in Tests/night; here it
-/// runs as installed, from the staging root, against the built `rankings` and against
-/// `Tests/scheduling/fake-rankings`, which scripts how each try ends.
+/// runs as installed, from the staging root, with the job installed beside it: the built
+/// `rankings`, or `Tests/scheduling/fake-rankings`, which scripts how each run ends (the night
+/// runs the installed job, and no setting names another).
 ///
 /// systemd itself cannot run here, so the units are checked with `systemd-analyze` (package
 /// `systemd`); Tests/container runs them under a real systemd and Debian's cron.
@@ -19,7 +20,8 @@ import Testing
     }
 
     /// What install.sh's header lists, for PREFIX=/usr/local: files, and links with the file
-    /// they lead to inside the root.
+    /// they lead to inside the root. 0.4's rankings-fetch-firestore, rankings-publish-firestore and
+    /// rankings-cron (and their links in libexec) are not among them.
     static var documentedEntries: Set<String> {
         let lib = "usr/local/lib/rankings"
         var entries: Set<String> = [
@@ -31,13 +33,8 @@ import Testing
             "etc/tmpfiles.d/rankings.conf",
             "usr/local/bin/rankings",
             "usr/local/bin/rankings-night -> \(lib)/rankings-night",
-            "usr/local/libexec/rankings-fetch-firestore -> \(lib)/rankings-fetch-firestore",
-            "usr/local/libexec/rankings-publish-firestore -> \(lib)/rankings-publish-firestore",
-            "usr/local/libexec/rankings-cron -> \(lib)/rankings-cron",
+            "\(lib)/rankings-night",
         ]
-        for program in ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"] {
-            entries.insert("\(lib)/\(program)")
-        }
         for module in modules { entries.insert("\(lib)/rankings_night/\(module)") }
         return entries
     }
@@ -51,9 +48,7 @@ import Testing
             #expect(Self.modules.contains("night.py"))
             #expect(try stage.entries() == Self.documentedEntries)
             #expect(try Data(contentsOf: stage.url("usr/local/bin/rankings")) == Data(contentsOf: RankingsBinary.url))
-            for program in ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"] {
-                #expect(try stage.mode("usr/local/lib/rankings/\(program)") == 0o755, "\(program)")
-            }
+            #expect(try stage.mode("usr/local/lib/rankings/rankings-night") == 0o755)
             #expect(try stage.mode("usr/local/lib/rankings/rankings_night/night.py") == 0o644)
 
             let uninstall = try stage.installScript(["uninstall"])
@@ -65,12 +60,12 @@ import Testing
     }
 
     /// Each layout's paths end up in the unit, the cron line, the night's own defaults
-    /// (rankings_night/paths.py) and its help, and the links lead to the programs, so the
+    /// (rankings_night/paths.py) and its help, and the link leads to the program, so the
     /// installed night finds the binary and the configuration where they went.
     @Test(arguments: [
         ["PREFIX": "/usr/local"],
         ["PREFIX": "/opt/rankings", "SYSCONFDIR": "/opt/rankings/etc"],
-        ["PREFIX": "/opt/r+d,2.0:x_y-z", "PKGLIBDIR": "/opt/night/lib", "LIBEXECDIR": "/opt/night/libexec"],
+        ["PREFIX": "/opt/r+d,2.0:x_y-z", "PKGLIBDIR": "/opt/night/lib", "BINDIR": "/opt/night/bin"],
     ])
     func installedFilesPointWhereTheBinaryWent(layout: [String: String]) throws {
         try Staging.with { stage in
@@ -79,38 +74,30 @@ import Testing
             let prefix = layout["PREFIX"]!
             let etc = layout["SYSCONFDIR"] ?? "/etc"
             let lib = layout["PKGLIBDIR"] ?? "\(prefix)/lib/rankings"
-            let libexec = layout["LIBEXECDIR"] ?? "\(prefix)/libexec"
+            let bin = layout["BINDIR"] ?? "\(prefix)/bin"
             let service = try stage.text("\(etc)/systemd/system/rankings.service")
-            #expect(Self.value(of: "ExecStart", in: service) == "\(prefix)/bin/rankings-night run --config \(etc)/rankings.conf")
-            #expect(try stage.activeCronLines(etc: etc) == ["0 * * * * rankings \(prefix)/bin/rankings-night cron --config \(etc)/rankings.conf"])
+            #expect(Self.value(of: "ExecStart", in: service) == "\(bin)/rankings-night run --config \(etc)/rankings.conf")
+            #expect(try stage.activeCronLines(etc: etc) == ["0 * * * * rankings \(bin)/rankings-night cron --config \(etc)/rankings.conf"])
             let paths = try stage.text("\(lib)/rankings_night/paths.py")
-            #expect(paths.contains("\nBINDIR = \"\(prefix)/bin\"\n"), "\(paths)")
+            #expect(paths.contains("\nBINDIR = \"\(bin)\"\n"), "\(paths)")
             #expect(paths.contains("\nSYSCONFDIR = \"\(etc)\"\n"), "\(paths)")
             for entry in try stage.entries() where !entry.hasSuffix("bin/rankings") && !entry.contains(" -> ") {
                 #expect(try stage.text("/" + entry).range(of: "@[A-Z_]+@", options: .regularExpression) == nil,
                         "placeholder left in \(entry)")
             }
-            for (link, program) in [("\(prefix)/bin/rankings-night", "rankings-night"),
-                                    ("\(libexec)/rankings-fetch-firestore", "rankings-fetch-firestore"),
-                                    ("\(libexec)/rankings-publish-firestore", "rankings-publish-firestore"),
-                                    ("\(libexec)/rankings-cron", "rankings-cron")] {
-                #expect(stage.url(link).resolvingSymlinksInPath().path
-                        == stage.url("\(lib)/\(program)").resolvingSymlinksInPath().path, "\(link)")
-            }
+            #expect(stage.url("\(bin)/rankings-night").resolvingSymlinksInPath().path
+                    == stage.url("\(lib)/rankings-night").resolvingSymlinksInPath().path)
 
-            // The installed night, through its link, with its compiled-in defaults.
-            let night = stage.url("\(prefix)/bin/rankings-night").path
+            // The installed night, through its link, with its compiled-in defaults: the
+            // configuration it reads and the job it runs.
+            let night = stage.url("\(bin)/rankings-night").path
             let help = try Command.run(night, ["--help"])
             #expect(help.status == 0, "\(help.stderrText)")
             #expect(help.stdoutText.contains("(default \(etc)/rankings.conf)"), "\(help.stdoutText)")
-            let empty = stage.base.appendingPathComponent("empty.conf")
-            try Data().write(to: empty)
-            let settings = try Command.run(night, ["settings", "--config", empty.path])
-            #expect(settings.status == 0, "\(settings.stderrText)")
-            // RANKINGS_BIN's line, with whatever the command says of where the value came from.
-            let bin = "RANKINGS_BIN=\(prefix)/bin/rankings"
-            #expect(settings.stdoutText.split(separator: "\n").contains { $0 == bin || $0.hasPrefix(bin + " ") },
-                    "\(settings.stdoutText)")
+            let job = try Command.run("/usr/bin/python3", ["-I", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                                                           + "from rankings_night import paths; print(paths.rankings())",
+                                                           stage.url(lib).path])
+            #expect(job.stdoutText == "\(bin)/rankings\n", "\(job.stderrText)")
         }
     }
 
@@ -120,7 +107,7 @@ import Testing
     /// table at spaces (half an install).
     @Test(arguments: [
         ["PREFIX": "/opt/r&d"], ["SYSCONFDIR": "/my etc"], ["PREFIX": "/opt/a|b"], ["BINDIR": "/opt/bin\\x"],
-        ["LIBEXECDIR": "/opt/100%"], ["UNITDIR": "/opt/$HOME"], ["SYSCONFDIR": "/etc;x"], ["PREFIX": "opt/rankings"],
+        ["SYSUSERSDIR": "/opt/100%"], ["UNITDIR": "/opt/$HOME"], ["SYSCONFDIR": "/etc;x"], ["PREFIX": "opt/rankings"],
         ["TMPFILESDIR": "/etc/tmp\nfiles.d"], ["PKGLIBDIR": "/opt/lib\"rankings"], ["PKGLIBDIR": "lib/rankings"],
         ["PKGLIBDIR": "/opt/night's"], ["PKGLIBDIR": "/opt/{lib}"],
     ])
@@ -173,6 +160,29 @@ import Testing
         }
     }
 
+    /// TimeoutStartSec= is a backstop: above what the night's own limits allow at the defaults
+    /// (four tries of every step, 5 minutes apart, with the monthly board and the proof of 20,000
+    /// jokes a board that night.longest_try counts), so the night's limits always speak first.
+    @Test func theUnitsTimeoutIsAboveTheNightsOwnLimits() throws {
+        try Staging.with { stage in
+            #expect(try stage.install().status == 0)
+            let unit = try stage.text("etc/systemd/system/rankings.service")
+            let timeout = try #require(Self.value(of: "TimeoutStartSec", in: unit))
+            let hours = try #require(Int(timeout.dropLast()), "\(timeout)")
+            #expect(timeout.hasSuffix("h"))
+            let worst = try Command.run("/usr/bin/python3", ["-I", "-c", """
+                import sys; sys.path.insert(0, sys.argv[1])
+                from rankings_night import night, settings
+                s = settings.from_environment({"RANKINGS_FIRESTORE_PROJECT": "p", "RANKINGS_MONTHLY": "yes"})
+                tries = 1 + s.retries
+                print(round(tries * night.longest_try(s) + len(night.history.STEPS) * s.retries * night.PAUSE))
+                """, stage.url("usr/local/lib/rankings").path])
+            let seconds = try #require(Int(worst.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)), "\(worst.stderrText)")
+            #expect(seconds > 8 * 3600, "the night's limits add up to \(seconds) s")
+            #expect(hours * 3600 > seconds, "TimeoutStartSec=\(timeout), the night's own limits \(seconds) s")
+        }
+    }
+
     @Test func timerFiresAtMidnightInNewYorkAcrossDaylightSaving() throws {
         try Staging.with { stage in
             #expect(try stage.install().status == 0)
@@ -209,7 +219,7 @@ import Testing
 
     /// Debian's cron ignores CRON_TZ and reads times on the machine's clock, so the entry fires
     /// every hour and the night decides: in the hour after New York's midnight it runs, in any
-    /// other it does nothing at all (no log, lock or history). Which of the two this test sees
+    /// other it does nothing at all (no lock or history). Which of the two this test sees
     /// depends on when it runs; each is checked exactly. The package installs the line commented
     /// out (CRON_ACTIVE=no).
     @Test func theCronEntryFiresHourlyAndTheNightRunsOnlyInNewYorksFirstHour() throws {
@@ -217,7 +227,8 @@ import Testing
             let fake = try stage.installWithFake(plan: ["0", "0"])
             let cron = try stage.text("etc/cron.d/rankings")
             #expect(!cron.split(separator: "\n").contains { $0.hasPrefix("CRON_TZ=") }, "Debian's cron ignores CRON_TZ; the night keeps New York's hour")
-            #expect(try stage.activeCronLines() == ["0 * * * * rankings /usr/local/bin/rankings-night cron --config /etc/rankings.conf"])
+            let (bin, etc) = (stage.root.path + "/usr/local/bin", stage.root.path + "/etc")
+            #expect(try stage.activeCronLines() == ["0 * * * * rankings \(bin)/rankings-night cron --config \(etc)/rankings.conf"])
 
             let config = try stage.fakeConfig(fake)
             for _ in 0..<2 {
@@ -229,11 +240,10 @@ import Testing
                 #expect(second.status == 0, "\(second.stderrText)")
                 if before == 0 {
                     #expect(try fake.calls().count == 1, "once a day")
-                    #expect(FileManager.default.fileExists(atPath: stage.url("out/.rankings-nights.json").path))
+                    #expect(FileManager.default.fileExists(atPath: stage.state.appendingPathComponent(".rankings-nights.json").path))
                 } else {
                     #expect(try fake.calls() == [])
-                    #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [])
-                    #expect(!FileManager.default.fileExists(atPath: stage.base.appendingPathComponent("night.log").path))
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: stage.state.path) == [])
                 }
                 break
             }
@@ -254,62 +264,101 @@ import Testing
 
     // MARK: - The night, as installed
 
-    /// The sample's golden document by the real binary, through the installed command and
-    /// through the rankings-cron shim that 0.3's cron entries name.
-    @Test func theInstalledNightWritesTheSampleDocumentWithTheRealBinary() throws {
+    /// The sample's golden board by the real binary, installed beside the night, from
+    /// RANKINGS_EXPORTS (no Firestore project), twice; `status` says both nights.
+    @Test func theInstalledNightWritesTheSampleBoardWithTheRealBinary() throws {
         try Staging.with { stage in
-            #expect(try stage.install().status == 0)
+            #expect(try stage.installToRun().status == 0)
             let root = RankingsBinary.packageRoot
-            let golden = try Data(contentsOf: root.appendingPathComponent("sample-data/expected/all_time.json"))
-            let output = stage.url("out/all_time.json")
-            try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
             let config = try stage.writeConfig([
                 "RANKINGS_EXPORTS": root.appendingPathComponent("sample-data/rating_events.ndjson").path,
-                "RANKINGS_OUTPUT": output.path,
-                "RANKINGS_FLAGS": "\"--computed-at \(fixedComputedAt)\"",
-                "RANKINGS_BIN": RankingsBinary.url.path,
             ])
-
-            let run = try stage.runNight(["run", "--config", config.path])
-            #expect(run.status == 0, "\(run.stderrText)")
-            #expect(try Data(contentsOf: output) == golden)
-
-            try FileManager.default.removeItem(at: output)
-            let shim = try Command.run(stage.url("usr/local/libexec/rankings-cron").path, [config.path])
-            #expect(shim.status == 0, "\(shim.stderrText)")
-            #expect(try Data(contentsOf: output) == golden)
-
+            for _ in 0..<2 {
+                let run = try stage.runNight(["run", "--config", config.path])
+                #expect(run.status == 0, "\(run.stderrText)")
+                #expect(try stage.board("all_time.json") == Staging.golden("sample-data/expected/all_time.json"))
+            }
             let status = try stage.runNight(["status", "--config", config.path])
             #expect(status.status == 0, "\(status.stderrText)")
             #expect(status.stdoutText.components(separatedBy: "  ok  ").count - 1 == 2, "\(status.stdoutText)")
         }
     }
 
-    /// A try that failed is tried again only when another can succeed (not after a usage or data
-    /// error), up to RANKINGS_RETRIES (3) more; the publish runs once, after the job succeeded,
-    /// and never after it failed. The job runs without the network where the kernel lets the
-    /// night make it a namespace of its own (isolate.py, installed beside the night).
+    /// The installed job gets the night's own flags, once a board, from the night's derived paths;
+    /// a status another try cannot change (64 usage, 65 data) is not tried again, nor is any with
+    /// RANKINGS_RETRIES=0. The job runs without the network where the kernel lets the night make
+    /// it a namespace of its own (isolate.py, installed beside the night). Retries themselves (5
+    /// minutes apart, a constant) are Tests/night's.
     @Test(arguments: [
-        (["74", "66", "0"], Int32(0), 3), (["74", "74", "73", "66", "0"], 66, 4), (["64", "0"], 64, 1), (["65", "0"], 65, 1),
+        (["0"], "3", Int32(0)), (["64", "0"], "3", 64), (["65", "0"], "3", 65), (["74", "0"], "0", 74),
     ])
-    func theJobIsTriedAgainOnlyWhenAnotherTryCanSucceed(plan: [String], status: Int32, tries: Int) throws {
+    func theJobGetsTheNightsFlagsAndIsNotTriedAgainInVain(plan: [String], retries: String, status: Int32) throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: plan)
-            let hook = try Hook(stage)
-            let config = try stage.fakeConfig(fake, ["RANKINGS_PUBLISH": "\"\(hook.command)\""])
+            let config = try stage.fakeConfig(fake, ["RANKINGS_RETRIES": retries])
             let run = try stage.runNight(["run", "--config", config.path], fake: fake)
             #expect(run.status == status, "\(run.stderrText)")
-            let call = "aggregate --computed-at T --max-invalid 5 --output \(stage.url("out/all_time.json").path) \(stage.url("exports").path)"
-            #expect(try fake.calls() == Array(repeating: call, count: tries))
-            #expect(try hook.calls() == (status == 0 ? ["\(stage.url("out/all_time.json").path) {\"fake\":true}"] : []))
+            let state = stage.state.path
+            #expect(try fake.calls() == [
+                "aggregate --quiet --computed-at T --max-invalid 1% --report \(state)/.all_time.report.json "
+                    + "--stats \(state)/.all_time.stats.ndjson --output \(state)/all_time.json --max-drop 1 \(stage.exports.path)",
+            ])
             if status == 0 {
                 let network = try String(contentsOf: fake.directory.appendingPathComponent("netns"), encoding: .utf8)
                 let ours = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
                 #expect(network != ours + "\n" || run.stderrText.contains("the job runs with the network"),
                         "the job had the machine's network, and the night did not say why: \(run.stderrText)")
             } else {
-                #expect(!FileManager.default.fileExists(atPath: stage.url("out/all_time.json").path))
+                #expect(!FileManager.default.fileExists(atPath: stage.state.appendingPathComponent("all_time.json").path))
             }
+        }
+    }
+
+    /// A try that may succeed again is tried again in 5 minutes; a SIGTERM in that pause stops the
+    /// night at once (143), no try after it, the history saying so and the lock free.
+    @Test func aStopDuringThePauseBeforeAnotherTryEndsTheNightAtOnce() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["74", "0"])
+            let config = try stage.fakeConfig(fake)
+            let log = stage.base.appendingPathComponent("night.err")
+            let night = try stage.startNight(["run", "--config", config.path], fake: fake, stderr: log)
+            defer { if night.isRunning { night.terminate() } }
+            let waiting = "aggregate: failed with status 74 (I/O error) on try 1; trying again in 300s"
+            try #require(Staging.waitUntil { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(waiting) },
+                         "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            let stopped = Date()
+            night.terminate()
+            night.waitUntilExit()
+            #expect(Date().timeIntervalSince(stopped) < 10)
+            #expect(night.terminationStatus == 143)
+            #expect(try fake.calls().count == 1)
+            let history = try Command.run(stage.night.path, ["status", "--config", config.path, "--json", "-n", "1"])
+            #expect(history.stdoutText.contains("\"stopped_by\": \"SIGTERM\""), "\(history.stdoutText)")
+            let free = try Command.run("/bin/sh", ["-c", "exec 9<\"$0\" && flock --nonblock 9", stage.state.appendingPathComponent(".rankings.lock").path])
+            #expect(free.status == 0)
+        }
+    }
+
+    /// A SIGTERM while the job runs (a hung job, `systemctl stop`) ends the job and everything it
+    /// started, and the night, within seconds: 143, and the lock free for the next night.
+    @Test func aStopWhileTheJobRunsEndsTheJobAndTheNight() throws {
+        try Staging.with { stage in
+            let fake = try stage.installWithFake(plan: ["block"])
+            let config = try stage.fakeConfig(fake)
+            let night = try stage.startNight(["run", "--config", config.path], fake: fake)
+            defer {
+                try? fake.release()
+                if night.isRunning { night.terminate() }
+            }
+            try #require(fake.waitUntilStarted(), "the night never reached the job")
+            let stopped = Date()
+            night.terminate()
+            night.waitUntilExit()
+            #expect(Date().timeIntervalSince(stopped) < 10)
+            #expect(night.terminationStatus == 143)
+            #expect(Staging.waitUntil { !fake.jobRunning() }, "the job outlived the night")
+            let free = try Command.run("/bin/sh", ["-c", "exec 9<\"$0\" && flock --nonblock 9", stage.state.appendingPathComponent(".rankings.lock").path])
+            #expect(free.status == 0)
         }
     }
 
@@ -327,7 +376,8 @@ import Testing
 
             let second = try stage.runNight(["run", "--config", config.path], fake: fake)
             #expect(second.status == 75)
-            #expect(second.stderrText.contains("another night holds \(stage.url("out/.rankings.lock").path)"), "\(second.stderrText)")
+            #expect(second.stderrText.contains("another night holds \(stage.state.appendingPathComponent(".rankings.lock").path)"),
+                    "\(second.stderrText)")
             #expect(try fake.calls().count == 1)
 
             try fake.release()
@@ -345,80 +395,46 @@ import Testing
     @Test func rootIsTurnedAwayWhereTheJobsUserKeepsItsFiles() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["0"])
-            let log = stage.url("out/night.log")
-            let config = stage.base.appendingPathComponent("user.conf")
-            try Data("""
-                RANKINGS_EXPORTS=\(stage.url("exports").path)
-                RANKINGS_OUTPUT=\(stage.url("out/all_time.json").path)
-                RANKINGS_BIN=\(fake.executable.path)
-                RANKINGS_LOG_FILE=\(log.path)
-
-                """.utf8).write(to: config)
+            let config = try stage.fakeConfig(fake)
             #expect(try Command.run("/bin/chown", ["-R", "nobody:nogroup", stage.base.path]).status == 0)
 
             let asRoot = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" run --config \"$1\"", stage.night.path, config.path],
                                          environment: fake.environment)
             #expect(asRoot.status == 64, "\(asRoot.stderrText)")
-            #expect(asRoot.stderrText.contains("running as root, but \(stage.url("out").path) belongs to nobody"),
+            #expect(asRoot.stderrText.contains("running as root, but \(stage.state.path) belongs to nobody"),
                     "root is not told why nothing ran: \(asRoot.stderrText)")
             #expect(try fake.calls() == [])
-            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.url("out").path) == [],
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stage.state.path) == [],
                     "root left files where the user's nights write")
 
             let asUser = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
                                                      stage.night.path, "run", "--config", config.path],
                                          environment: fake.environment)
-            #expect(asUser.status == 0, "\(asUser.stderrText) \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            #expect(asUser.status == 0, "\(asUser.stderrText)")
             #expect(try fake.calls().count == 1)
         }
     }
 
-    /// A lock outside the job's directory (a shared one like /run/lock) and a log made by root
-    /// under umask 077 were 0600 in 0.2, and the job's user could not open them (73); whoever
-    /// reads the log (an operator in group adm, a log shipper) was locked out too. Both are 0644.
-    @Test func aLockAndALogMadeUnderAStrictUmaskStayOpenToOtherUsers() throws {
+    /// The lock, the history and the metrics made by root under umask 077 were 0600 in 0.2, and
+    /// the job's user could not open them (73); whoever reads them (an operator, node_exporter as
+    /// the user prometheus) was locked out too. All three are 0644, whatever the umask.
+    @Test func theLockHistoryAndMetricsMadeUnderAStrictUmaskStayOpenToOtherUsers() throws {
         try Staging.with { stage in
             let fake = try stage.installWithFake(plan: ["0"])
-            let shared = stage.base.appendingPathComponent("lock")
-            try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-            try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: shared.path)
-            let lock = shared.appendingPathComponent("rankings.lock")
-            let log = shared.appendingPathComponent("night.log")
-            let config = try stage.fakeConfig(fake, ["RANKINGS_LOCK_FILE": lock.path, "RANKINGS_LOG_FILE": log.path])
+            let metrics = stage.state.appendingPathComponent("rankings.prom")
+            let config = try stage.fakeConfig(fake, ["RANKINGS_METRICS": metrics.path])
             let run = try Command.run("/bin/sh", ["-c", "umask 077 && exec \"$0\" run --config \"$1\"", stage.night.path, config.path],
                                       environment: fake.environment)
             #expect(run.status == 0, "\(run.stderrText)")
-            #expect(try stage.mode(lock.path) == 0o644)
-            #expect(try stage.mode(log.path) == 0o644)
+            let lock = stage.state.appendingPathComponent(".rankings.lock")
+            let history = stage.state.appendingPathComponent(".rankings-nights.json")
+            for file in [lock, history, metrics] {
+                #expect(try stage.mode(file.path) == 0o644, "\(file.lastPathComponent)")
+            }
             let opened = try Command.run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                                                     "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9 && cat \"$1\" >/dev/null",
-                                                     lock.path, log.path])
+                                                     "/bin/sh", "-c", "exec 9<\"$0\" && flock --nonblock 9 && cat \"$1\" \"$2\" >/dev/null",
+                                                     lock.path, history.path, metrics.path])
             #expect(opened.status == 0, "\(opened.stderrText)")
-        }
-    }
-
-    /// A fetch that never ends is stopped at RANKINGS_FETCH_TIMEOUT_SECONDS on each try: each
-    /// stopped try is a failed one, and after the last the night exits 69 without running the
-    /// job, its lock free for the next night (0.3's cron wrapper waited for ever, holding it).
-    @Test func aHungFetchIsStoppedAtItsLimitAndTheLockIsFreed() throws {
-        try Staging.with { stage in
-            let fake = try stage.installWithFake(plan: ["0"])
-            let config = try stage.fakeConfig(fake, [
-                "RANKINGS_FETCH": "\"/bin/sleep 600\"", "RANKINGS_FETCH_TIMEOUT_SECONDS": "1", "RANKINGS_RETRIES": "1",
-            ])
-            // Started with no signal blocked, as systemd and cron start it: this test process's
-            // children inherit a mask with SIGTERM blocked, and the stopped try would wait for the KILL.
-            let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
-            let run = try Command.run("/usr/bin/python3", ["-c", unblocked, stage.night.path, "run", "--config", config.path],
-                                      environment: fake.environment)
-            #expect(run.status == 69, "\(run.stderrText)")
-            #expect(run.stderrText.components(separatedBy: "stopping sleep: still running at its limit of 1s").count - 1 == 2,
-                    "\(run.stderrText)")
-            #expect(run.stderrText.contains("fetch: failed with status 124"), "\(run.stderrText)")
-            #expect(try fake.calls() == [])
-            let lock = stage.url("out/.rankings.lock").path
-            let free = try Command.run("/bin/sh", ["-c", "exec 9<\"$0\" && flock --nonblock 9", lock])
-            #expect(free.status == 0)
         }
     }
 
@@ -453,15 +469,51 @@ extension SchedulingTests {
             return try FileManager.default.attributesOfItem(atPath: full)[.posixPermissions] as? Int
         }
 
-        /// Runs jobs/install.sh against this root with the already built binary, so tests never
-        /// start a release build of their own.
-        func installScript(_ arguments: [String], layout: [String: String] = [:]) throws -> Command.Result {
+        /// Runs jobs/install.sh against this root with the already built binary (or `binary`), so
+        /// tests never start a release build of their own.
+        func installScript(_ arguments: [String], layout: [String: String] = [:],
+                           binary: URL = RankingsBinary.url) throws -> Command.Result {
             try Command.run(RankingsBinary.packageRoot.appendingPathComponent("jobs/install.sh").path, arguments,
                             environment: ["DESTDIR": root.path, "PREFIX": "/usr/local",
-                                          "RANKINGS_PREBUILT": RankingsBinary.url.path].merging(layout) { $1 })
+                                          "RANKINGS_PREBUILT": binary.path].merging(layout) { $1 })
         }
 
         func install() throws -> Command.Result { try installScript(["install"]) }
+
+        /// Installs a night that runs: the root's own paths written into the files (DESTDIR=/, the
+        /// PREFIX and SYSCONFDIR inside the root; nothing outside it is touched), so the installed
+        /// night runs the job installed beside it, `binary`: the built `rankings`, or a stand-in.
+        /// The entries are where install() puts them.
+        func installToRun(binary: URL = RankingsBinary.url) throws -> Command.Result {
+            try installScript(["install"], layout: ["DESTDIR": "/", "PREFIX": root.path + "/usr/local",
+                                                    "SYSCONFDIR": root.path + "/etc"], binary: binary)
+        }
+
+        /// The night's state directory and the exports the fake's nights name.
+        var state: URL { base.appendingPathComponent("state") }
+        var exports: URL { base.appendingPathComponent("exports") }
+
+        /// A board in the state directory, and a golden of the checkout, each without its
+        /// computed_at line (a night without Firestore stamps its own clock).
+        func board(_ name: String) throws -> String {
+            try Self.withoutComputedAt(String(contentsOf: state.appendingPathComponent(name), encoding: .utf8))
+        }
+        static func golden(_ relative: String) throws -> String {
+            try withoutComputedAt(String(contentsOf: RankingsBinary.packageRoot.appendingPathComponent(relative), encoding: .utf8))
+        }
+        static func withoutComputedAt(_ text: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("  \"computed_at\": ") }.joined(separator: "\n")
+        }
+
+        /// Asks `done` every 50 ms for up to 30 s: a bound, not a timing.
+        static func waitUntil(_ done: () -> Bool) -> Bool {
+            for _ in 0..<600 {
+                if done() { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
 
         /// Everything under the root but directories, as paths relative to it; a link as
         /// "LINK -> FILE", FILE being where it leads inside the root.
@@ -488,31 +540,29 @@ extension SchedulingTests {
                 .filter { !$0.hasPrefix("#") && !$0.contains("=") }
         }
 
-        /// A configuration in the shipped syntax; the night pauses no time between tries. Its
+        /// A configuration in the shipped syntax, its state directory `state` unless given. Its
         /// log goes to standard error, which the tests read.
         func writeConfig(_ settings: [String: String]) throws -> URL {
             var all = settings
-            all["RANKINGS_RETRY_PAUSE_SECONDS"] = all["RANKINGS_RETRY_PAUSE_SECONDS"] ?? "0"
+            all["RANKINGS_STATE_DIRECTORY"] = all["RANKINGS_STATE_DIRECTORY"] ?? state.path
             let text = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\n" }.joined()
             let config = base.appendingPathComponent("rankings.conf")
             try Data(text.utf8).write(to: config)
             return config
         }
 
-        /// Installs, then sets up a fake `rankings` that ends its runs as `plan` says.
+        /// Installs a night whose job is a fake `rankings` that ends its runs as `plan` says.
         func installWithFake(plan: [String]) throws -> FakeRankings {
-            #expect(try install().status == 0)
-            try FileManager.default.createDirectory(at: url("out"), withIntermediateDirectories: true)
-            return try FakeRankings(directory: base.appendingPathComponent("fake"), plan: plan)
+            let fake = try FakeRankings(directory: base.appendingPathComponent("fake"), plan: plan)
+            #expect(try installToRun(binary: fake.executable).status == 0)
+            for folder in [state, exports] {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            return fake
         }
 
         func fakeConfig(_ fake: FakeRankings, _ extra: [String: String] = [:]) throws -> URL {
-            try writeConfig([
-                "RANKINGS_EXPORTS": url("exports").path,
-                "RANKINGS_OUTPUT": url("out/all_time.json").path,
-                "RANKINGS_FLAGS": "\"--max-invalid 5\"",
-                "RANKINGS_BIN": fake.executable.path,
-            ].merging(extra) { $1 })
+            try writeConfig(["RANKINGS_EXPORTS": exports.path].merging(extra) { $1 })
         }
 
         /// The installed command, through its link in BINDIR.
@@ -522,14 +572,22 @@ extension SchedulingTests {
             try Command.run(night.path, arguments, environment: fake?.environment ?? [:])
         }
 
-        func startNight(_ arguments: [String], fake: FakeRankings) throws -> Process {
+        /// The night started in the background, its standard error into `stderr` when given.
+        func startNight(_ arguments: [String], fake: FakeRankings, stderr: URL? = nil) throws -> Process {
             _ = ignoringBrokenPipes
             let process = Process()
             process.executableURL = night
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(fake.environment) { $1 }
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            if let stderr {
+                _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+                process.standardError = try FileHandle(forWritingTo: stderr)
+            } else {
+                process.standardError = FileHandle.nullDevice
+            }
+            // Started with no signal blocked, as systemd and cron start it: this test process's
+            // children inherit a mask with SIGTERM blocked.
             try process.run()
             return process
         }
@@ -551,14 +609,21 @@ extension SchedulingTests {
             try Data(plan.map { $0 + "\n" }.joined().utf8).write(to: directory.appendingPathComponent("plan"))
         }
 
-        /// The arguments of each run, the night's own --computed-at (the night's start) as T.
+        /// The arguments of each run, the night's own --computed-at (its clock, without Firestore) as T.
         func calls() throws -> [String] {
             let url = directory.appendingPathComponent("calls")
             guard FileManager.default.fileExists(atPath: url.path) else { return [] }
             return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
-                $0.replacingOccurrences(of: #"^aggregate --computed-at \S+"#, with: "aggregate --computed-at T",
+                $0.replacingOccurrences(of: #"^aggregate --quiet --computed-at \S+"#, with: "aggregate --quiet --computed-at T",
                                         options: .regularExpression)
             }
+        }
+
+        /// A blocked run still waiting for ./release (its process id in ./pid is alive).
+        func jobRunning() -> Bool {
+            guard let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
+                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return false }
+            return kill(pid, 0) == 0
         }
 
         /// Polls for the blocked run's marker; bounded so a broken night fails the test instead of
@@ -574,26 +639,6 @@ extension SchedulingTests {
 
         func release() throws {
             try Data().write(to: directory.appendingPathComponent("release"))
-        }
-    }
-
-    /// A copy of Tests/scheduling/fake-hook's state: what it will answer and whom it was called with.
-    struct Hook {
-        let directory: URL
-        var command: String {
-            RankingsBinary.packageRoot.appendingPathComponent("Tests/scheduling/fake-hook").path + " " + directory.path
-        }
-
-        init(_ stage: Staging, plan: [String] = []) throws {
-            directory = stage.base.appendingPathComponent("hook")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(plan.map { $0 + "\n" }.joined().utf8).write(to: directory.appendingPathComponent("plan"))
-        }
-
-        func calls() throws -> [String] {
-            let url = directory.appendingPathComponent("calls")
-            guard FileManager.default.fileExists(atPath: url.path) else { return [] }
-            return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
         }
     }
 

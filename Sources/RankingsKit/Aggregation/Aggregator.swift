@@ -1,10 +1,28 @@
 import Synchronization
 
+/// A bad line of the run as `--report` lists it.
+struct RunRefusal: Sendable {
+    /// The input as bad-line messages name it.
+    var path: String
+    /// Counted from 1 within the input: a line, or a record of a managed export's output file.
+    var line: Int
+    var isRecord: Bool
+    var reason: BadRecord
+    var record: RefusedRecord
+
+    var badLine: BadLine {
+        var bad = BadLine(line: line, reason: reason.message)
+        bad.isRecord = isRecord
+        return bad
+    }
+}
+
 /// What a run found in its inputs.
 struct AggregationResult: Sendable {
     var tally: Tally
-    /// The first bad lines of the run in input order, with the path each came from.
-    var firstBadLines: [(path: String, line: BadLine)]
+    /// The first bad lines of the run in input order (as many as the run keeps, at least the
+    /// first `BadLineLog.shownLimit`; every one when it keeps them all).
+    var refused: [RunRefusal]
     var badLineCount: Int
     /// Bytes read from the inputs as stored (compressed bytes for gzip files).
     var inputBytes: Int64
@@ -18,6 +36,11 @@ struct AggregationResult: Sendable {
     var leftOut = 0
     /// Lines of layered folders that a later change file replaces: neither counted nor bad.
     var replacedLines = 0
+
+    /// The bad lines stderr shows, with the path each came from.
+    var firstBadLines: [(path: String, line: BadLine)] {
+        refused.prefix(BadLineLog.shownLimit).map { ($0.path, $0.badLine) }
+    }
 }
 
 /// Reads every input, on every core, and adds up one `Tally`.
@@ -56,10 +79,13 @@ enum Aggregator {
     ///   - chunkSize: the line reader's starting buffer size (tests use tiny ones).
     ///   - workerBound: how much each thread's own tables hold before they are emptied into the
     ///     run's (tests use tiny bounds, to empty them after every few events).
+    ///   - keepRefused: how many of the run's first bad lines to keep in full, for `--report`
+    ///     (at least the `BadLineLog.shownLimit` shown; `Int.max` keeps all).
     static func run(_ files: [InputFile], threads: Int, selection: EventSelection = EventSelection(),
                     progress: ProgressCounter = ProgressCounter(),
                     pieceSize: Int64? = nil, chunkSize: Int = LineReader.chunkSize,
-                    workerBound: TableBound = .worker) throws(InputError) -> AggregationResult {
+                    workerBound: TableBound = .worker,
+                    keepRefused: Int = BadLineLog.shownLimit) throws(InputError) -> AggregationResult {
         let pieces = plan(files, threads: threads, pieceSize: pieceSize)
         let workers = max(1, min(threads, pieces.count))
         let shared = Shared(pieces: pieces, workers: workers, dedupe: selection.dedupe, bound: workerBound)
@@ -70,14 +96,14 @@ enum Aggregator {
                 let index = shared.next.add(1, ordering: .relaxed).oldValue
                 if index >= pieces.count { break }
                 let result = read(pieces[index], of: files, shared: shared, scratch: scratch, worker: tally,
-                                  selection: selection, progress: progress)
+                                  selection: selection, progress: progress, keep: keepRefused)
                 if result.error != nil { shared.stop.store(true, ordering: .relaxed) }
                 shared.store(result, at: index)
             }
             // The rest of this thread's keys, while the others may still be reading.
             shared.tally.flush(tally)
         }
-        return try merge(shared, files: files, pieces: pieces)
+        return try merge(shared, files: files, pieces: pieces, keep: keepRefused)
     }
 
     static func plan(_ files: [InputFile], threads: Int, pieceSize: Int64? = nil) -> [Piece] {
@@ -102,14 +128,15 @@ enum Aggregator {
     }
 
     private static func read(_ piece: Piece, of files: [InputFile], shared: Shared, scratch: RecordScratch,
-                             worker: WorkerTally, selection: EventSelection, progress: ProgressCounter) -> PieceResult {
+                             worker: WorkerTally, selection: EventSelection, progress: ProgressCounter,
+                             keep: Int) -> PieceResult {
         var result = PieceResult()
         defer { shared.files.done(piece.file) }
         do {
             let file = files[piece.file]
             let opened = try shared.files.open(piece.file, file)
             defer { withExtendedLifetime(opened) {} }
-            var counter = EventCounter(worker: worker, selection: selection, file: piece.file)
+            var counter = EventCounter(worker: worker, selection: selection, file: piece.file, keep: keep)
             (result.records, result.bytes) = try file.format.read(file, descriptor: opened.fd, from: piece.start,
                                                                   to: piece.end, scratch: scratch, into: &counter,
                                                                   progress: progress)
@@ -122,8 +149,8 @@ enum Aggregator {
         return result
     }
 
-    private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece]) throws(InputError) -> AggregationResult {
-        let results = shared.results
+    private static func merge(_ shared: Shared, files: [InputFile], pieces: [Piece], keep: Int) throws(InputError) -> AggregationResult {
+        var results = shared.takeResults()
         // The first failure in input order, whichever thread met it first.
         for result in results {
             if let error = result?.error { throw error }
@@ -140,18 +167,20 @@ enum Aggregator {
             votes.countWinners(into: tally)
             duplicatesRemoved = validEvents - filteredOut - votes.count
         }
-        var first: [(path: String, line: BadLine)] = []
+        var refused: [RunRefusal] = []
+        let keep = max(keep, BadLineLog.shownLimit)
         var count = 0, leftOut = 0, replaced = 0
         var bytes: Int64 = 0
         var recordsBefore = 0
         for (index, piece) in pieces.enumerated() {
             guard let result = results[index] else { continue }
+            // Its bad lines move to the run's list: each piece's own copy goes as it is read.
+            results[index] = nil
             if index > 0 && pieces[index - 1].file != piece.file { recordsBefore = 0 }
             let file = files[piece.file]
-            for bad in result.badLines.first where first.count < BadLineLog.shownLimit {
-                var numbered = BadLine(line: recordsBefore + bad.line, reason: bad.reason)
-                numbered.isRecord = !file.format.numbersLines
-                first.append((file.displayPath, numbered))
+            for bad in result.badLines.kept where refused.count < keep {
+                refused.append(RunRefusal(path: file.displayPath, line: recordsBefore + bad.line,
+                                          isRecord: !file.format.numbersLines, reason: bad.reason, record: bad.record))
             }
             count += result.badLines.count
             leftOut += result.leftOut
@@ -159,7 +188,7 @@ enum Aggregator {
             bytes += result.bytes
             recordsBefore += result.records
         }
-        return AggregationResult(tally: tally, firstBadLines: first, badLineCount: count, inputBytes: bytes,
+        return AggregationResult(tally: tally, refused: refused, badLineCount: count, inputBytes: bytes,
                                  validEvents: validEvents, filteredOut: filteredOut, duplicatesRemoved: duplicatesRemoved,
                                  leftOut: leftOut, replacedLines: replaced)
     }
@@ -191,8 +220,14 @@ enum Aggregator {
         }
 
         func store(_ result: PieceResult, at index: Int) { slots[index] = result }
-        /// Only once the workers are done.
-        var results: [PieceResult?] { Array(UnsafeBufferPointer(start: slots, count: count)) }
+        /// Only once the workers are done; the slots are left empty, so the caller holds the
+        /// only copy of each result and can free it early.
+        func takeResults() -> [PieceResult?] {
+            (0..<count).map { index in
+                defer { slots[index] = nil }
+                return slots[index]
+            }
+        }
     }
 }
 

@@ -15,20 +15,27 @@ struct BadLine: Sendable, Equatable {
     }
 }
 
-/// The first bad lines of a piece of input, and how many there were in all.
+/// The bad lines of a piece of input: the first `keep` of them, and how many there were in all.
 ///
-/// Only `shownLimit` are kept: the merged report shows the first ten of the whole run, and
-/// those are always among the first ten of each piece, whichever thread read it.
+/// The first `keep` bad lines of the whole run, in input order, are always among the first
+/// `keep` of each piece, whichever thread read it, so merging the pieces' logs in input order
+/// gives the run's first `keep` whatever the threads: stderr shows the first
+/// `shownLimit`, `--report` lists all it keeps. Memory grows with the bad lines kept only.
 struct BadLineLog: Sendable {
     static let shownLimit = 10
-    private(set) var first: [BadLine] = []
+    /// At least `shownLimit`.
+    let keep: Int
+    private(set) var kept: [RefusedLine] = []
     private(set) var count = 0
 
-    init() {}
+    init(keep: Int = BadLineLog.shownLimit) { self.keep = max(keep, Self.shownLimit) }
 
-    mutating func record(line: Int, reason: @autoclosure () -> String) {
+    /// Whether the next bad line will be kept, so its `RefusedRecord` is worth working out.
+    @inline(__always) var keepsNext: Bool { kept.count < keep }
+
+    mutating func record(line: Int, reason: BadRecord, refused: RefusedRecord) {
         count += 1
-        if first.count < Self.shownLimit { first.append(BadLine(line: line, reason: reason())) }
+        if keepsNext { kept.append(RefusedLine(line: line, reason: reason, record: refused)) }
     }
 }
 

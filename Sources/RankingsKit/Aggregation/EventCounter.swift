@@ -29,9 +29,13 @@ protocol RatingEventDetails: ~Copyable {
 ///
 /// One counter reads one piece of one input on one thread; `record` numbers count from 1
 /// within the piece and the aggregator turns them into numbers within the file.
+///
+/// A record the selection refuses (no readable timestamp for `--since`, no `device_id` for
+/// `--dedupe device`, ...) is handed back by `event`, not logged here: only the decoder holds
+/// the record's bytes, which `--report`'s `RefusedRecord` is read from.
 struct EventCounter: ~Copyable {
     let worker: WorkerTally
-    private(set) var badRecords = BadLineLog()
+    private(set) var badRecords: BadLineLog
     /// Records that are not rating events and not bad either: documents or entities of other
     /// collections.
     private(set) var leftOut = 0
@@ -53,8 +57,11 @@ struct EventCounter: ~Copyable {
     /// Input-order position of this piece's input.
     private let file: Int
 
-    init(worker: WorkerTally, selection: EventSelection = EventSelection(), file: Int = 0) {
+    /// - Parameter keep: bad records to keep in full for `--report` (at least the ten shown).
+    init(worker: WorkerTally, selection: EventSelection = EventSelection(), file: Int = 0,
+         keep: Int = BadLineLog.shownLimit) {
         self.worker = worker
+        badRecords = BadLineLog(keep: keep)
         filters = selection.timeWindow || selection.weekID != nil || selection.dedupe != .none
         asOf = selection.asOf
         since = selection.since
@@ -71,23 +78,35 @@ struct EventCounter: ~Copyable {
     /// A valid rating event: `id` is the joke id's bytes, `rating` in 1...5. `position` orders
     /// events within the input for "the later one wins" (a byte offset in the file, or any
     /// number that grows through the file); below 2^44.
+    ///
+    /// Returns why the selection refuses the record, for the caller to hand to `bad` with what
+    /// it reads of the record; nil when it is counted or left out by a filter (always nil
+    /// without a selection).
     @inline(__always)
     mutating func event<D: RatingEventDetails & ~Copyable>(
-        id: UnsafeBufferPointer<UInt8>, rating: Double, record: Int, position: Int64, details: inout D) {
+        id: UnsafeBufferPointer<UInt8>, rating: Double, record: Int, position: Int64, details: inout D) -> BadRecord? {
         if !filters {
             worker.validEvents &+= 1
             tally.add(id: id, rating: rating)
             if tally.isFull { worker.flush() }
-            return
+            return nil
         }
-        selected(id: id, rating: rating, record: record, position: position, details: &details)
+        return selected(id: id, rating: rating, record: record, position: position, details: &details)
     }
 
     /// A record that is not a usable rating event; `reason` is worded once, by `BadRecord`.
+    /// `refused` is what `--report` names it by: worked out by the caller only when
+    /// `keepsRefusal` says it is kept, `RefusedRecord.unknown` otherwise.
     @inline(__always)
-    mutating func bad(record: Int, reason: BadRecord) {
-        badRecords.record(line: record, reason: reason.message)
+    mutating func bad(record: Int, reason: BadRecord, refused: RefusedRecord) {
+        badRecords.record(line: record, reason: reason, refused: refused)
     }
+
+    /// Whether the next bad record is kept for `--report`.
+    var keepsRefusal: Bool { badRecords.keepsNext }
+
+    /// The selection as Firestore's COUNTs would apply it, for a refused record's kind.
+    var kindWindow: KindWindow { KindWindow(since: since, asOf: asOf, week: week) }
 
     /// A record of another collection or kind: not counted, not bad.
     @inline(__always)
@@ -103,9 +122,9 @@ struct EventCounter: ~Copyable {
     }
 
     /// The backfill path: every field the selection needs is checked before any filter, so a
-    /// record is bad or good whatever the filters say.
+    /// record is bad or good whatever the filters say. Returns why a record is refused.
     private mutating func selected<D: RatingEventDetails & ~Copyable>(
-        id: UnsafeBufferPointer<UInt8>, rating: Double, record: Int, position: Int64, details: inout D) {
+        id: UnsafeBufferPointer<UInt8>, rating: Double, record: Int, position: Int64, details: inout D) -> BadRecord? {
         var timestamp: Timestamp?
         if needsTimestamp {
             switch details.timestamp() {
@@ -113,9 +132,9 @@ struct EventCounter: ~Copyable {
                 timestamp = readable
             case .unreadable(let value):
                 // Every option that reads the timestamp would otherwise decide on a guess.
-                return bad(record: record, reason: .unreadableTimestamp(value: value))
+                return .unreadableTimestamp(value: value)
             case .absent:
-                if timeWindow { return bad(record: record, reason: .invalid(.missingTimestamp)) }
+                if timeWindow { return .invalid(.missingTimestamp) }
             }
         }
         var owner: UnsafeBufferPointer<UInt8>?
@@ -123,31 +142,31 @@ struct EventCounter: ~Copyable {
         case .none: break
         case .device:
             owner = details.deviceID()
-            if owner == nil { return bad(record: record, reason: .invalid(.missingDeviceID)) }
+            if owner == nil { return .invalid(.missingDeviceID) }
         case .eventID:
             owner = details.eventID()
-            if owner == nil { return bad(record: record, reason: .invalid(.missingEventID)) }
+            if owner == nil { return .invalid(.missingEventID) }
         }
         worker.validEvents &+= 1
         if let asOf, let timestamp, timestamp > asOf {
             worker.filteredOut &+= 1
-            return
+            return nil
         }
         if let since, let timestamp, timestamp < since {
             worker.filteredOut &+= 1
-            return
+            return nil
         }
         if let week {
             let inWeek = details.weekID().map { $0.elementsEqual(week) } ?? false
             if !inWeek {
                 worker.filteredOut &+= 1
-                return
+                return nil
             }
         }
         guard let votes, let owner else {
             tally.add(id: id, rating: rating)
             if tally.isFull { worker.flush() }
-            return
+            return nil
         }
         let joke = tally.entry(for: id)
         let order = InputOrder.make(file: file, offset: position)
@@ -158,5 +177,6 @@ struct EventCounter: ~Copyable {
         }
         // The votes name their jokes by this tally's entries: both are emptied together.
         if full || tally.isFull { worker.flush() }
+        return nil
     }
 }

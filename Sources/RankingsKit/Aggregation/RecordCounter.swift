@@ -63,6 +63,8 @@ struct RecordCounter<Layer: LineLayer>: LineConsumer, ~Copyable {
     private(set) var startsWithArray = false
     private var validator: RecordValidator
     private var typed = TypedDocument()
+    /// Reads a kept bad line again for `--report`; never touched by a good line.
+    private var refusals = RefusedLineReader()
     /// Stream offset of this range's first byte, so positions are offsets in the file.
     private let baseOffset: Int64
     /// Whether this range starts at the file's first byte (where an array would open).
@@ -101,7 +103,10 @@ struct RecordCounter<Layer: LineLayer>: LineConsumer, ~Copyable {
                                 end: UnsafePointer<UInt8>, number: Int, offset: Int64) {
         switch verdict {
         case .valid(let id, let rating):
-            counter.event(id: id, rating: rating, record: number, position: baseOffset + offset, details: &validator)
+            if let why = counter.event(id: id, rating: rating, record: number, position: baseOffset + offset,
+                                       details: &validator) {
+                refuse(why, start: start, end: end, number: number)
+            }
         case .blank:
             blankLines &+= 1
         case .bad(let why):
@@ -116,14 +121,26 @@ struct RecordCounter<Layer: LineLayer>: LineConsumer, ~Copyable {
                                   number: Int, offset: Int64) {
         if layer.replaces(start, end) { return counter.replaced(record: number) }
         if atFileStart && number == blankLines + 1 && Self.opensArray(start, end) { startsWithArray = true }
-        guard why == .invalid(.missingJokeID) else { return counter.bad(record: number, reason: why) }
+        guard why == .invalid(.missingJokeID) else { return refuse(why, start: start, end: end, number: number) }
         switch typed.judge(UnsafeBufferPointer(start: start, count: end - start), captured: validator.fields) {
-        case .notDocument: counter.bad(record: number, reason: why)
+        case .notDocument: refuse(why, start: start, end: end, number: number)
         case .leftOut: counter.leftOut(record: number)
-        case .bad(let reason): counter.bad(record: number, reason: .invalid(reason))
+        case .bad(let reason): refuse(.invalid(reason), start: start, end: end, number: number)
         case .valid(let id, let rating):
-            counter.event(id: id, rating: rating, record: number, position: baseOffset + offset, details: &typed)
+            if let why = counter.event(id: id, rating: rating, record: number, position: baseOffset + offset, details: &typed) {
+                refuse(why, start: start, end: end, number: number)
+            }
         }
+    }
+
+    /// A bad line, with what `--report` names it by when the counter keeps it: read again from
+    /// its bytes, so a good line pays nothing for it.
+    private mutating func refuse(_ why: BadRecord, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, number: Int) {
+        var refused = RefusedRecord.unknown
+        if counter.keepsRefusal && RefusedLineReader.isObject(why) {
+            refused = refusals.describe(UnsafeBufferPointer(start: start, count: end - start), window: counter.kindWindow)
+        }
+        counter.bad(record: number, reason: why, refused: refused)
     }
 
     /// Whether the line opens an array of objects: `[` followed by `{`, or by nothing on this
@@ -141,7 +158,7 @@ struct RecordCounter<Layer: LineLayer>: LineConsumer, ~Copyable {
     }
 
     mutating func overlongLine(number: Int, offset: Int64) {
-        counter.bad(record: number, reason: .overlong)
+        counter.bad(record: number, reason: .overlong, refused: .unknown)
     }
 }
 

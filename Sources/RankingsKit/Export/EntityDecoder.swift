@@ -28,7 +28,16 @@ struct EntityDecoder {
         if let base = record.baseAddress {
             switch rk_entity_read(base.assumingMemoryBound(to: UInt8.self), record.count, scratch.templates,
                                   scratch.plain, scratch.picks) {
-            case 2: return .event(ExportEvent(plain: scratch.plain, picks: scratch.picks, offset: offset))
+            case 2:
+                // C checks a plain vote's joke id for ASCII and emptiness, not for length: the
+                // rules judge a long one from the template's picks. (A template is shorter than
+                // JokeIDLimit.bytes today, so this is never taken; the check keeps the limit in
+                // Swift whatever the templates become.)
+                guard scratch.plain.pointee.joke_id_count < JokeIDLimit.bytes else {
+                    rk_entity_template_picks(scratch.plain, scratch.picks)
+                    return try ExportEventRules.judge(scratch.picks, offset: offset)
+                }
+                return .event(ExportEvent(plain: scratch.plain, picks: scratch.picks, offset: offset))
             case 1: return try ExportEventRules.judge(scratch.picks, offset: offset)
             default: break
             }

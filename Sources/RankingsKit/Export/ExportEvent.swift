@@ -29,7 +29,8 @@ struct ExportEvent {
         (self.picks, self.plain, self.offset) = (picks, plain, offset)
     }
 
-    private var details: UnsafePointer<rk_picked_entity> {
+    /// The record's picks: taken from the template first for a plain vote.
+    var details: UnsafePointer<rk_picked_entity> {
         if let plain { rk_entity_template_picks(plain, picks) }
         return UnsafePointer(picks)
     }
@@ -68,12 +69,15 @@ struct ExportEvent {
 /// Where a managed export reader hands what it reads, record by record. `record` counts from 1
 /// within the block range read (so within the output file for a range that starts at block 0).
 protocol ExportSink: ~Copyable {
-    /// A top-level `rating_events` entity that is a valid rating event.
-    mutating func event(_ event: ExportEvent, record: Int)
+    /// A top-level `rating_events` entity that is a valid rating event. Returns why the run's
+    /// selection refuses it (the reader then hands it to `bad`), or nil.
+    mutating func event(_ event: ExportEvent, record: Int) -> BadRecord?
     /// An entity of another kind, or a `rating_events` entity under another document: not a
     /// rating event, and not a bad record either.
     mutating func leftOut(record: Int)
     /// A top-level `rating_events` entity that is not a usable event, with the NDJSON rules'
-    /// reason (`BadRecord.invalid`).
-    mutating func bad(record: Int, reason: BadRecord)
+    /// reason (`BadRecord.invalid`), or one the selection refused. `refused` reads what
+    /// `--report` names it by, in the run's `KindWindow`; a sink calls it only for a record it
+    /// keeps, and only during this call.
+    mutating func bad(record: Int, reason: BadRecord, refused: (KindWindow) -> RefusedRecord)
 }

@@ -29,6 +29,7 @@ enum ExportEventRules {
         guard let jokeID = Self.plainString(joke) else { return .bad(.jokeIDNotString) }
         if jokeID.isEmpty { return .bad(.emptyJokeID) }
         guard Self.isUTF8(jokeID) else { throw ProtoWire.Malformed(reason: "joke_id is not UTF-8") }
+        if jokeID.count >= JokeIDLimit.bytes { return .bad(.jokeIDTooLong(bytes: jokeID.count)) }
         let r = EntityProto.property(.rating, of: picks)
         guard r.pointee.seen > 0 else { return .bad(.missingRating) }
         guard r.pointee.multiple == 0, r.pointee.meaning == EntityProto.Meaning.none else { return .bad(.ratingNotNumber) }

@@ -45,9 +45,14 @@ private struct EntityVisitor<S: ExportSink & ~Copyable>: LogRecordVisitor {
         number += 1
         do throws(ProtoWire.Malformed) {
             switch try decoder.decode(bytes, offset: offset) {
-            case .event(let event): sink.pointee.event(event, record: number)
+            case .event(let event):
+                if let why = sink.pointee.event(event, record: number) {
+                    sink.pointee.bad(record: number, reason: why) { RefusedEntity.describe(event.details, record: bytes, window: $0) }
+                }
             case .leftOut: sink.pointee.leftOut(record: number)
-            case .bad(let why): sink.pointee.bad(record: number, reason: .invalid(why))
+            case .bad(let why):
+                let picks = UnsafePointer(decoder.picks)
+                sink.pointee.bad(record: number, reason: .invalid(why)) { RefusedEntity.describe(picks, record: bytes, window: $0) }
             }
         } catch {
             throw .corruptExport(path: path, offset: offset, reason: "record \(number) is not an entity: \(error.reason)")

@@ -29,15 +29,18 @@ private struct CountingSink: ExportSink {
     /// The caller's counter, borrowed for one `read`.
     let counter: UnsafeMutablePointer<EventCounter>
 
-    mutating func event(_ event: ExportEvent, record: Int) {
+    mutating func event(_ event: ExportEvent, record: Int) -> BadRecord? {
         var details = ExportEventDetails(event: event)
-        counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
-                              details: &details)
+        return counter.pointee.event(id: event.jokeID, rating: event.rating, record: record, position: event.offset,
+                                     details: &details)
     }
 
     mutating func leftOut(record: Int) { counter.pointee.leftOut(record: record) }
 
-    mutating func bad(record: Int, reason: BadRecord) { counter.pointee.bad(record: record, reason: reason) }
+    mutating func bad(record: Int, reason: BadRecord, refused: (KindWindow) -> RefusedRecord) {
+        let described = counter.pointee.keepsRefusal ? refused(counter.pointee.kindWindow) : .unknown
+        counter.pointee.bad(record: record, reason: reason, refused: described)
+    }
 }
 
 /// An event's details for the counter, the timestamp worked out only when a selection reads it.

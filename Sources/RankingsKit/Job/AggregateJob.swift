@@ -6,7 +6,7 @@ public struct AggregateOptions: Sendable {
     public var output: String?
     public var top = 10
     public var computedAt: Timestamp
-    public var maxInvalid = 0
+    public var maxInvalid = MaxInvalid.count(0)
     public var allowEmpty = false
     public var reportPath: String?
     public var quiet = false
@@ -35,6 +35,13 @@ public struct AggregateOptions: Sendable {
 
     /// Cores this process may use (the affinity mask, capped by the cgroup CPU quota).
     static var availableCores: Int { AvailableCores.count }
+
+    /// Every path the run writes, in the order they are checked.
+    var outputPaths: [String] { [output, reportPath, statsPath, metricsPath].compactMap { $0 } }
+
+    /// How many of the run's first bad lines are kept in full: without `--report`, the ten
+    /// stderr shows; with it, what `MaxInvalid.kept` says.
+    var refusedKept: Int { reportPath == nil ? BadLineLog.shownLimit : maxInvalid.kept }
 }
 
 /// Where a job's text goes; the front end points these at the real streams, tests at buffers.
@@ -53,11 +60,13 @@ public enum AggregateJob {
     /// counts through `facts`.
     static func produce(_ options: AggregateOptions, output: JobOutput, facts: RunFacts) throws(JobError) {
         let started = Clock.now
+        // An output that is not a regular file (a FIFO, a socket, a device, a directory) fails
+        // at once, before anything is read: a FIFO's open would block the run for ever.
+        if let refusal = options.outputPaths.lazy.compactMap(AtomicFile.refusal).first { throw .output(refusal) }
         let (week, weekBounds) = try documentWeek(options)
         let files: [InputFile]
         do { files = try InputFile.resolve(options.inputs, layers: true, warn: output.stderr) } catch { throw .input(error) }
-        let outputs = [options.output, options.reportPath, options.statsPath, options.metricsPath].compactMap { $0 }
-        if let refusal = OwnOutputs.refusal(outputs: outputs, inputs: options.inputs, files: files) {
+        if let refusal = OwnOutputs.refusal(outputs: options.outputPaths, inputs: options.inputs, files: files) {
             throw .usage(refusal)
         }
 
@@ -75,7 +84,8 @@ public enum AggregateJob {
         let meter = options.progress ? ProgressLine(counter: progress, total: files.reduce(0) { $0 + $1.size }) : nil
         let result: AggregationResult
         do {
-            result = try Aggregator.run(files, threads: options.threads, selection: options.selection, progress: progress)
+            result = try Aggregator.run(files, threads: options.threads, selection: options.selection, progress: progress,
+                                        keepRefused: options.refusedKept)
         } catch {
             meter?.finish()
             throw .input(error)
@@ -101,9 +111,9 @@ public enum AggregateJob {
         facts.summary = summary
 
         var dataError: String?
-        if result.badLineCount > options.maxInvalid {
-            dataError = counted(result.badLineCount, "bad line", "bad lines")
-                + ", more than --max-invalid \(options.maxInvalid); nothing written"
+        let records = result.validEvents + result.badLineCount
+        if options.maxInvalid.isExceeded(bad: result.badLineCount, records: records) {
+            dataError = options.maxInvalid.refusal(bad: result.badLineCount, records: records) + "; nothing written"
         } else if totals.ratings == 0 && !options.allowEmpty {
             let why = result.validEvents == 0 ? "no valid events in the input"
                 : "no events left after --as-of/--since/--week (\(result.filteredOut) left out)"
@@ -122,7 +132,7 @@ public enum AggregateJob {
 
         do {
             if let report {
-                try report.write(summary.reportJSON())
+                try summary.writeReport(refused: result.refused, to: report.write)
                 if dataError != nil { try report.commit() }
             }
             if let dataError {

@@ -19,7 +19,10 @@ extension AggregateJob {
         let outcome = Result { () throws(JobError) in try produce(options, output: output, facts: facts) }
         var failure: JobError?
         if case .failure(let error) = outcome { failure = error }
-        if let path = options.metricsPath, failure?.exitStatus != 64 {
+        // Nor when the metrics path itself was refused (it is not a regular file).
+        var refusedMetrics = false
+        if case .output(.cannotCreate(let path, _))? = failure, path == options.metricsPath { refusedMetrics = true }
+        if let path = options.metricsPath, failure?.exitStatus != 64, !refusedMetrics {
             var metrics = RunMetrics(endedAt: Clock.wallTime.seconds, durationSeconds: Clock.seconds(since: started),
                                      exitStatus: failure?.exitStatus ?? 0)
             metrics.summary = facts.summary

@@ -38,8 +38,12 @@ struct RunSummary: Sendable, Equatable {
             + ", " + counted(inputBytes, "byte", "bytes") + " in \(format3(seconds)) s"
     }
 
-    func reportJSON() -> [UInt8] {
+    /// The report: the counts, then `refused`, one object per bad line in input order (each on
+    /// a line of its own), as docs/aggregate.md shows it. Handed to `write` in batches of about
+    /// `JokeStats.batchSize` bytes, so a report of many bad lines is never held whole.
+    func writeReport(refused: [RunRefusal], to write: ([UInt8]) throws(OutputError) -> Void) throws(OutputError) {
         var w = JSONWriter()
+        w.bytes.reserveCapacity(JokeStats.batchSize + 4096)
         w.raw("{\n")
         let fields: [(String, String)] = [
             ("valid_events", String(validEvents)), ("counted_events", String(countedEvents)),
@@ -50,13 +54,43 @@ struct RunSummary: Sendable, Equatable {
             ("distinct_jokes", String(distinctJokes)), ("input_bytes", String(inputBytes)),
             ("seconds", format3(seconds)), ("exit_status", String(exitStatus)),
         ]
-        for (i, (key, value)) in fields.enumerated() {
+        for (key, value) in fields {
             w.raw("  ")
             w.string(key)
-            w.raw(": " + value + (i + 1 < fields.count ? ",\n" : "\n"))
+            w.raw(": " + value + ",\n")
         }
-        w.raw("}\n")
-        return w.bytes
+        w.raw("  \"refused\": [")
+        for (i, bad) in refused.enumerated() {
+            w.raw(i == 0 ? "\n    " : ",\n    ")
+            Self.write(bad, to: &w)
+            if w.bytes.count >= JokeStats.batchSize {
+                try write(w.bytes)
+                w.bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        w.raw(refused.isEmpty ? "]\n}\n" : "\n  ]\n}\n")
+        try write(w.bytes)
+    }
+
+
+    /// `{"input": …, "line": …, "document": …, "reason": …, "joke_id": …, "firestore_kind": …}`.
+    private static func write(_ bad: RunRefusal, to w: inout JSONWriter) {
+        func optional(_ bytes: [UInt8]?) {
+            if let bytes { w.string(bytes) } else { w.raw("null") }
+        }
+        w.raw("{\"input\": ")
+        w.string(bad.path)
+        w.raw(", \"line\": ")
+        w.int(bad.line)
+        w.raw(", \"document\": ")
+        optional(bad.record.document)
+        w.raw(", \"reason\": ")
+        w.string(bad.reason.message)
+        w.raw(", \"joke_id\": ")
+        optional(bad.record.jokeID)
+        w.raw(", \"firestore_kind\": ")
+        if let kind = bad.record.kind { w.string(kind.name) } else { w.raw("null") }
+        w.raw("}")
     }
 }
 

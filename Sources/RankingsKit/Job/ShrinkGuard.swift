@@ -1,18 +1,17 @@
 import Glibc
 
-/// `--max-drop PERCENT`: the largest fall, in percent of the old total, that a run may make in
-/// `total_hilarious_ratings + total_horrible_ratings` of the document it replaces.
-///
-/// Kept as an exact count of millionths of a percent, so "exactly PERCENT" and "just over"
-/// are decided without rounding.
-public struct MaxDrop: Sendable, Equatable {
+/// A percentage from 0 to 100 as an option spells it (`1`, `0.5`, `2.25`), kept as an exact
+/// count of millionths of a percent, so "exactly PERCENT" and "just over" are decided without
+/// rounding.
+public struct Percentage: Sendable, Equatable {
     public static let decimals = 6
     static let scale: Int64 = 1_000_000
     let micropercent: Int64
     /// As given on the command line, for messages.
     let text: String
 
-    /// `0` to `100`, with at most six decimals (`1`, `0.5`, `2.25`); nil for anything else.
+    /// `0` to `100`, with at most six decimals; nil for anything else (`-1`, `.5`, `1.`,
+    /// `1e2`, `101`).
     public init?(_ text: String) {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let digits: (Substring) -> Bool = { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
@@ -26,10 +25,34 @@ public struct MaxDrop: Sendable, Equatable {
         self.text = text
     }
 
+    /// Whether `part` is more than this share of `whole`, exactly: part × 100 > PERCENT × whole.
+    func isExceeded(by part: Int64, of whole: Int64) -> Bool {
+        Int128(part) * 100 * Int128(Self.scale) > Int128(micropercent) * Int128(whole)
+    }
+
+    /// The most of `whole` within this share: ⌊PERCENT × whole / 100⌋, so that `isExceeded`
+    /// holds from one more.
+    func largestPart(of whole: Int64) -> Int64 {
+        Int64(Int128(micropercent) * Int128(whole) / (100 * Int128(Self.scale)))
+    }
+}
+
+/// `--max-drop PERCENT`: the largest fall, in percent of the old total, that a run may make in
+/// `total_hilarious_ratings + total_horrible_ratings` of the document it replaces.
+public struct MaxDrop: Sendable, Equatable {
+    public static let decimals = Percentage.decimals
+    let share: Percentage
+    var text: String { share.text }
+
+    /// `0` to `100`, with at most six decimals (`1`, `0.5`, `2.25`); nil for anything else.
+    public init?(_ text: String) {
+        guard let share = Percentage(text) else { return nil }
+        self.share = share
+    }
+
     /// Whether going from `old` to `new` loses more than the allowed share of `old`.
     func exceeded(old: Int64, new: Int64) -> Bool {
-        guard new < old else { return false }
-        return Int128(old - new) * 100 * Int128(Self.scale) > Int128(micropercent) * Int128(old)
+        new < old && share.isExceeded(by: old - new, of: old)
     }
 }
 
@@ -73,25 +96,25 @@ enum ShrinkGuard {
     }
 
     static func previous(_ path: String) -> Previous {
-        var st = stat()
-        if stat(path, &st) != 0 {
-            if errno == ENOENT { return .absent }
-        } else if st.st_mode & S_IFMT != S_IFREG {
-            // A pipe or a device (`-o /dev/stdout`) is written in place, not replaced: it holds no
-            // earlier document, and reading a pipe this run is about to write would never end.
-            return .absent
+        // The run refused a target that is not a regular file before reading anything
+        // (`AtomicFile.refusal`); one put there since is opened without blocking (a FIFO with
+        // no writer would hold `open` and `read` for ever) and checked on the descriptor. It
+        // holds no earlier document: the run's rename replaces it.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            return errno == ENOENT ? .absent : .unusable(String(cString: strerror(errno)))
         }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .unusable(String(cString: strerror(errno))) }
+        guard st.st_mode & S_IFMT == S_IFREG else { return .absent }
         let bytes: [UInt8]
         do {
-            bytes = try DocumentFile.read(path)
+            // One byte past the limit at most: enough to see "too large". (O_NONBLOCK does
+            // nothing to a regular file's reads.)
+            bytes = try FileDescriptor.readAll(fd, limit: DocumentChecker.maximumSize)
         } catch {
-            switch error {
-            case .cannotOpen(_, let reason), .readFailed(_, let reason), .corruptGzip(_, let reason),
-                 .corruptExport(_, _, let reason):
-                return .unusable(reason)
-            default:
-                return .unusable(JobError.input(error).message)
-            }
+            return .unusable(error.reason)
         }
         if bytes.count > DocumentChecker.maximumSize { return .unusable("larger than a rankings document") }
         // Either format reads back the same: a `--format firestore` body is unwrapped to the

@@ -27,14 +27,15 @@ public enum OutputError: Error, Sendable, Equatable {
 /// way puts the earlier ones back.
 ///
 /// A symbolic link is followed: the file it points to is replaced, the link stays. A target
-/// that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) cannot be
-/// replaced by renaming without destroying it, so it is opened and written directly.
+/// that exists and is not a regular file (a FIFO, a socket, a device such as `/dev/null`, a
+/// directory, or a link to one) is refused (`refusal(_:)`): renaming over it would destroy it,
+/// and opening it to write in place could block the run for ever (a FIFO with no reader).
 public final class AtomicFile {
     let path: String
     private var fd: Int32
     private var mode: mode_t
     /// The target's directory, held open: the file lands in the directory the run started
-    /// with, even if that directory is renamed meanwhile. -1 when written in place.
+    /// with, even if that directory is renamed meanwhile.
     private let directory: Int32
     /// The target's name in `directory`.
     private let name: String
@@ -49,8 +50,8 @@ public final class AtomicFile {
     /// The file a write to `path` replaces, as one spelling for every way of naming it
     /// (`out.json`, `./out.json`, a link to it, a directory reached through `..` or a link), so
     /// that a command can refuse two outputs that would land on the same file: the one written
-    /// last would silently replace the other. A target that is not a regular file (`/dev/null`,
-    /// a terminal) is written in place, not replaced, so it keeps the spelling it was given.
+    /// last would silently replace the other. A target that is not a regular file, which
+    /// `refusal` refuses, keeps the spelling it was given.
     public static func replacedFile(_ path: String) -> String {
         if let resolved = realpath(path, nil) {
             defer { free(resolved) }
@@ -73,8 +74,37 @@ public final class AtomicFile {
         return (directory, String(path[path.index(after: slash)...]))
     }
 
+    /// Why the job will not write `path`: what stands there is not a regular file (a FIFO, a
+    /// socket, a device, a directory, or a link to one); nil when it is one, a link to one, or
+    /// nothing (a dangling link included, which the rename replaces as it always has).
+    ///
+    /// Decided by `stat`, which follows links and never opens what it looks at, so it cannot
+    /// block on a FIFO however the path is spelled; every output is checked so before any input
+    /// is read. What appears at the path later cannot block the run either: `init` never opens
+    /// the target (it writes a new file beside it and renames it into place), and the two
+    /// readers of an old output (the guard's previous document, the metrics' last success) open
+    /// it with `O_NONBLOCK` and check the descriptor with `fstat` before reading. (Not
+    /// `O_NOFOLLOW`: a link to a regular file is a supported way to name an output.)
+    public static func refusal(_ path: String) -> OutputError? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil } // absent, or unreachable: `init` says why
+        let kind: String
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFDIR: kind = "a directory"
+        default: kind = "a special file"
+        }
+        var link = stat()
+        let linked = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+        return .cannotCreate(path: path, reason: (linked ? "a link to " : "") + kind + ", not a regular file")
+    }
+
     init(path: String) throws(OutputError) {
         self.path = path
+        if let refusal = Self.refusal(path) { throw refusal }
         var target = path
         if let resolved = realpath(path, nil) {
             target = String(cString: resolved)
@@ -82,20 +112,9 @@ public final class AtomicFile {
         }
         var st = stat()
         if stat(target, &st) == 0 {
-            switch st.st_mode & S_IFMT {
-            case S_IFDIR:
-                throw .cannotCreate(path: path, reason: "is a directory")
-            case S_IFREG:
-                mode = st.st_mode & 0o7777
-            default:
-                let fd = open(target, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
-                self.fd = fd
-                mode = 0
-                directory = -1
-                name = ""
-                return
-            }
+            // A regular file (`refusal` turned away the rest): the new one keeps its mode. Should
+            // something else have taken its place since, the rename below still never blocks.
+            mode = st.st_mode & 0o7777
         } else {
             let mask = umask(0)
             umask(mask)
@@ -129,7 +148,7 @@ public final class AtomicFile {
 
     deinit {
         discard()
-        if directory >= 0 { close(directory) }
+        close(directory)
     }
 
     /// An unnamed file is named through `/proc/self/fd` (`linkat` with `AT_EMPTY_PATH` needs a
@@ -199,13 +218,6 @@ public final class AtomicFile {
 
     private func flush() throws(OutputError) {
         guard fd >= 0 else { return }
-        if directory < 0 {
-            // Written in place: nothing to rename.
-            let closed = close(fd)
-            fd = -1
-            if closed != 0 { throw .writeFailed(path: path, reason: String(cString: strerror(errno))) }
-            return
-        }
         guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
             throw .writeFailed(path: path, reason: String(cString: strerror(errno)))
         }
@@ -213,7 +225,7 @@ public final class AtomicFile {
 
     /// Gives the new contents the target's name; the old contents, if any, keep a temporary name.
     private func place() throws(OutputError) {
-        guard directory >= 0, fd >= 0 else { return }
+        guard fd >= 0 else { return }
         if temporaryName == nil {
             while true {
                 let candidate = Self.freshName()
@@ -269,7 +281,6 @@ public final class AtomicFile {
 
     /// Drops the old contents and makes the renames durable.
     private func finish() {
-        guard directory >= 0 else { return }
         if placed == .exchanged, let temporaryName {
             unlinkat(directory, temporaryName, 0)
             TemporaryFiles.unregister(directory: directory, name: temporaryName)

@@ -13,6 +13,12 @@ struct JSONWriter {
     /// stays raw UTF-8.
     mutating func string(_ s: [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (ids, paths, reasons) need no escape at all: copied whole.
+        if !s.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0xE2 || $0 == 0xEF }) {
+            bytes.append(contentsOf: s)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         var i = 0
         while i < s.count {
             let c = s[i]

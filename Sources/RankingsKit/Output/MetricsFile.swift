@@ -88,13 +88,14 @@ enum MetricsFile {
     /// The last success recorded in an earlier metrics file, or nil when there is none (no file,
     /// a file we cannot read, or one without the line).
     static func lastSuccess(in path: String) -> Int64? {
-        // Only a file we replace holds an earlier run's metrics; a pipe or a terminal
-        // (`--metrics /dev/stdout`) is written in place, and reading it would wait for ever.
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Only a regular file holds an earlier run's metrics (anything else was refused before
+        // the run read its inputs). Opened without blocking and checked on the descriptor, so a
+        // FIFO put there since cannot hold the run: `open` and `read` of one would wait for ever.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
         // Our own file is under 2 KiB; the cap keeps a wrong path from costing memory.
         let bytes = ((try? FileDescriptor.readAll(fd, limit: 64 << 10)) ?? []).prefix(64 << 10)
         for line in bytes.split(separator: UInt8(ascii: "\n")) {

@@ -49,9 +49,10 @@ struct JSONLineScanner: ~Copyable {
     /// Whether the SIMD kernels run (`ScanKernels`): the whole-line kernel first, and for the
     /// lines it declines, the string kernel on long strings and non-ASCII text.
     private let simd: Bool
-    /// Which whole-line kernel: 0 the process's (cpu_level.h), or `RK_CPU_AVX2` / `RK_CPU_AVX512` (for tests).
+    /// Which whole-line kernel: 0 the process's (cpu_level.h: none at portable), or `RK_CPU_AVX2`
+    /// for the kernel whatever the process's level (for tests).
     private let lineKernel: Int32
-    /// The layouts of lines the AVX-512 kernel has accepted, so that it walks each layout once
+    /// The layouts of lines the line kernel has accepted, so that it walks each layout once
     /// (line_layout.h); nil turns them off (for tests).
     private let kernelLayouts: UnsafeMutablePointer<rk_line_layouts>?
 
@@ -77,7 +78,7 @@ struct JSONLineScanner: ~Copyable {
         keyScratch = ByteBuffer(capacity: 64)
     }
 
-    /// Lines the AVX-512 kernel answered from a layout without a walk (for tests).
+    /// Lines the line kernel answered from a layout without a walk (for tests).
     var layoutHits: UInt64 { kernelLayouts?.pointee.hits ?? 0 }
 
     deinit {

@@ -4,6 +4,8 @@ import Glibc
 public enum InvalidRecord: Error, Sendable, Equatable {
     case notObject
     case missingJokeID, jokeIDNotString, emptyJokeID, jokeIDLoneSurrogate
+    /// A joke id of `JokeIDLimit.bytes` or more after unescaping: `bytes` is its length.
+    case jokeIDTooLong(bytes: Int)
     case missingRating, ratingNotNumber, ratingOutOfRange
     case missingTimestamp, unreadableTimestamp
     case missingDeviceID, missingEventID
@@ -17,6 +19,8 @@ public enum InvalidRecord: Error, Sendable, Equatable {
         case .jokeIDNotString: "joke_id is not a string"
         case .emptyJokeID: "joke_id is empty"
         case .jokeIDLoneSurrogate: "joke_id has a lone surrogate escape"
+        case .jokeIDTooLong(let bytes):
+            "joke_id is \(bytes) bytes: Firestore cannot query a value of 1,500 bytes or more"
         case .missingRating: "no rating"
         case .ratingNotNumber: "rating is not a number"
         case .ratingOutOfRange: "rating is not between 1 and 5"
@@ -27,6 +31,16 @@ public enum InvalidRecord: Error, Sendable, Equatable {
         case .badDocumentName: "name is not a Firestore document path (projects/P/databases/D/documents/...)"
         }
     }
+}
+
+/// The longest joke id a vote may have, in UTF-8 bytes after unescaping: Firestore refuses an
+/// equality filter on a string of 1,500 bytes or more ("value for joke_id is too large to be
+/// used in a query", measured on Google's emulator; 1,499 bytes are queried). The app's cloud
+/// function never saw such a vote, and the night's proof, which counts each joke's votes by
+/// equality, could not count it: it is an invalid record, in every input form.
+enum JokeIDLimit {
+    /// The first length refused.
+    static let bytes = 1500
 }
 
 /// What the ratings app calls a vote: the rating's kind, from the value on either scale.
@@ -50,18 +64,26 @@ struct RecordDecoder: ~Copyable {
 
     /// The joke id's bytes after unescaping; points into the line or into scratch storage,
     /// valid until the next call.
+    ///
+    /// The length limit costs the common id one comparison: unescaping never lengthens a
+    /// string (an escape of 2, 6 or 12 bytes stands for 1 to 4), so an id spelled in fewer than
+    /// `JokeIDLimit.bytes` bytes is always short enough, and only a longer escaped one needs
+    /// its unescaped length.
     @inline(__always)
     mutating func jokeID(_ raw: UnsafeBufferPointer<UInt8>?, escaped: Bool = true) -> Result<UnsafeBufferPointer<UInt8>, InvalidRecord> {
         guard let raw else { return .failure(.missingJokeID) }
         guard raw[0] == UInt8(ascii: "\"") else { return .failure(.jokeIDNotString) }
         let inner = UnsafeBufferPointer(rebasing: raw[1..<(raw.count - 1)])
         if inner.isEmpty { return .failure(.emptyJokeID) }
-        if !escaped || inner.firstIndex(of: UInt8(ascii: "\\")) == nil { return .success(inner) }
+        if !escaped || inner.firstIndex(of: UInt8(ascii: "\\")) == nil {
+            return inner.count < JokeIDLimit.bytes ? .success(inner) : .failure(.jokeIDTooLong(bytes: inner.count))
+        }
         idScratch.removeAll()
         guard JSONString.unescape(inner, into: &idScratch, allowLoneSurrogates: false) else {
             return .failure(.jokeIDLoneSurrogate)
         }
-        return .success(idScratch.withBuffer { $0 })
+        let id = idScratch.withBuffer { $0 }
+        return id.count < JokeIDLimit.bytes ? .success(id) : .failure(.jokeIDTooLong(bytes: id.count))
     }
 
     /// The rating as an IEEE double, checked against 1...5.

@@ -45,8 +45,8 @@ struct TypedDocument: ~Copyable {
     /// The verdict `judge(_:)` gives, for the common document straight from `captured` (the
     /// scanner's spans of the line, after it found no top-level `joke_id`): a plain `name` of a
     /// top-level `rating_events` document, `joke_id` as `{"stringValue":"…"}` with no quote or
-    /// backslash inside, `rating` as `{"integerValue":"1"}` to `"5"`, written compactly. Every
-    /// other line goes to the walk.
+    /// backslash inside and shorter than `JokeIDLimit.bytes`, `rating` as `{"integerValue":"1"}`
+    /// to `"5"`, written compactly. Every other line goes to the walk.
     mutating func judge(_ line: UnsafeBufferPointer<UInt8>, captured: borrowing CapturedFields) -> Verdict {
         accept(captured) ?? judge(line)
     }
@@ -98,11 +98,12 @@ struct TypedDocument: ~Copyable {
     }
 
     /// The text of `{"stringValue":"…"}` when it is the only member and holds no quote or
-    /// backslash (so it is the string, unescaped), and is not empty.
+    /// backslash (so it is the string, unescaped), and is not empty nor too long for a joke id
+    /// (the walk words that verdict).
     private static func plainStringValue(_ typed: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
         let open: StaticString = #"{"stringValue":""#
         let n = open.utf8CodeUnitCount
-        guard typed.count > n + 2, memcmp(typed.baseAddress!, open.utf8Start, n) == 0,
+        guard typed.count > n + 2, typed.count - n - 2 < JokeIDLimit.bytes, memcmp(typed.baseAddress!, open.utf8Start, n) == 0,
               typed[typed.count - 2] == UInt8(ascii: "\""), typed[typed.count - 1] == UInt8(ascii: "}") else { return nil }
         let text = UnsafeBufferPointer(rebasing: typed[n..<(typed.count - 2)])
         let quote = memchr(text.baseAddress!, Int32(UInt8(ascii: "\"")), text.count)
@@ -168,7 +169,7 @@ struct TypedDocument: ~Copyable {
 
     /// Where `name` puts the document: nil when it is no document path at all; `.some(nil)`
     /// for a document outside the top-level `rating_events`; else the range of its id.
-    private static func place(of name: UnsafeBufferPointer<UInt8>) -> Range<Int>?? {
+    static func place(of name: UnsafeBufferPointer<UInt8>) -> Range<Int>?? {
         // projects/{p}/databases/{d}/documents/{collection}/{id}[/{collection}/{id}...]
         var segments: [Range<Int>] = []
         var from = 0
@@ -244,34 +245,9 @@ struct TypedDocument: ~Copyable {
         return decoder.string(value, slot: slot)
     }
 
-    /// Calls `body` with each member of the object that opens at `object[0]`: the key after
-    /// unescaping (valid during the call) and the value's JSON text.
     private mutating func members(of object: UnsafeBufferPointer<UInt8>,
                                   _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
-        var i = 1
-        while true {
-            i = ValidatedJSON.skipSpace(object, i)
-            guard i < object.count, object[i] != UInt8(ascii: "}") else { return }
-            if object[i] == UInt8(ascii: ",") {
-                i += 1
-                continue
-            }
-            let keyEnd = ValidatedJSON.endOfString(object, i)
-            let rawKey = UnsafeBufferPointer(rebasing: object[(i + 1)..<(keyEnd - 1)])
-            i = ValidatedJSON.skipSpace(object, keyEnd) + 1 // past ':'
-            i = ValidatedJSON.skipSpace(object, i)
-            let valueEnd = ValidatedJSON.endOfValue(object, i)
-            let value = UnsafeBufferPointer(rebasing: object[i..<valueEnd])
-            i = valueEnd
-            if rawKey.firstIndex(of: UInt8(ascii: "\\")) == nil {
-                body(rawKey, value)
-            } else {
-                keyScratch.removeAll()
-                // Exact bytes decide; a lone surrogate cannot spell any key we look for.
-                _ = JSONString.unescape(rawKey, into: &keyScratch, allowLoneSurrogates: true)
-                keyScratch.withBuffer { body($0, value) }
-            }
-        }
+        ValidatedJSON.members(of: object, keyScratch: &keyScratch, body)
     }
 }
 
@@ -293,6 +269,37 @@ extension TypedDocument: RatingEventDetails {
 
 /// Steps over JSON text that `JSONLineScanner` already accepted, so no rule is checked twice.
 enum ValidatedJSON {
+    /// Calls `body` with each member of the object that opens at `object[0]`: the key after
+    /// unescaping (valid during the call; `keyScratch` holds an escaped one) and the value's
+    /// JSON text.
+    static func members(of object: UnsafeBufferPointer<UInt8>, keyScratch: inout ByteBuffer,
+                        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        var i = 1
+        while true {
+            i = skipSpace(object, i)
+            guard i < object.count, object[i] != UInt8(ascii: "}") else { return }
+            if object[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            let keyEnd = endOfString(object, i)
+            let rawKey = UnsafeBufferPointer(rebasing: object[(i + 1)..<(keyEnd - 1)])
+            i = skipSpace(object, keyEnd) + 1 // past ':'
+            i = skipSpace(object, i)
+            let valueEnd = endOfValue(object, i)
+            let value = UnsafeBufferPointer(rebasing: object[i..<valueEnd])
+            i = valueEnd
+            if rawKey.firstIndex(of: UInt8(ascii: "\\")) == nil {
+                body(rawKey, value)
+            } else {
+                keyScratch.removeAll()
+                // Exact bytes decide; a lone surrogate cannot spell any key we look for.
+                _ = JSONString.unescape(rawKey, into: &keyScratch, allowLoneSurrogates: true)
+                keyScratch.withBuffer { body($0, value) }
+            }
+        }
+    }
+
     static func skipSpace(_ raw: UnsafeBufferPointer<UInt8>, _ from: Int) -> Int {
         var i = from
         while i < raw.count, raw[i] == 0x20 || raw[i] == 0x09 || raw[i] == 0x0D { i += 1 }

@@ -135,6 +135,7 @@ enum ReferenceEntity {
         guard let joke = plain(jokeProperty) else { return .bad("joke_id is not a string") }
         if joke.isEmpty { return .bad("joke_id is empty") }
         guard String(validating: joke, as: UTF8.self) != nil else { throw Bad() }
+        if joke.count >= 1500 { return .bad("joke_id is \(joke.count) bytes: Firestore cannot query a value of 1,500 bytes or more") }
         guard let ratingProperty = found[names[1]] else { return .bad("no rating") }
         guard !ratingProperty.multiple, ratingProperty.meaning == 0, let v = ratingProperty.value.last(where: isValueField),
               v.number == 1 || v.number == 4 else { return .bad("rating is not a number") }

@@ -47,6 +47,8 @@ enum RefRecord {
         guard case .string(let id) = joke.value else { return .invalid("jokeIDNotString") }
         if id.bytes.isEmpty { return .invalid("emptyJokeID") }
         if id.hasLoneSurrogate { return .invalid("jokeIDLoneSurrogate") }
+        // Firestore cannot query a string of 1,500 bytes or more by equality.
+        if id.bytes.count >= 1500 { return .invalid("jokeIDTooLong(bytes: \(id.bytes.count))") }
         guard let rating = field(members, "rating") else { return .invalid("missingRating") }
         guard case .number(let text) = rating.value else { return .invalid("ratingNotNumber") }
         let v = double(text)

@@ -90,6 +90,7 @@ enum RefTyped {
         guard let id = string(typed(joke.value, "stringValue")) else { return .invalid("jokeIDNotString") }
         if id.bytes.isEmpty { return .invalid("emptyJokeID") }
         if id.hasLoneSurrogate { return .invalid("jokeIDLoneSurrogate") }
+        if id.bytes.count >= 1500 { return .invalid("jokeIDTooLong(bytes: \(id.bytes.count))") }
         guard let ratingField = RefRecord.field(fields, "rating") else { return .invalid("missingRating") }
         let rating: Double
         switch number(ratingField.value) {

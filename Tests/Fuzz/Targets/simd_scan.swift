@@ -2,14 +2,14 @@ import CKernels
 
 /// Target 7: the SIMD kernels against the scalar path. The same line goes through
 /// `JSONLineScanner` five times: with no kernel (scalar), with the kernels this CPU runs (the
-/// whole-line kernel first, then the string kernel for the lines it declines), with the
-/// AVX2 line kernel (what CPUs without AVX-512 run), through a scanner that has just
-/// read the line it was made from, and through one that has just read the line itself with
-/// every `0` made a `1` (so the AVX-512 kernel's layout of that line answers wherever the
-/// fuzzer's line is laid out alike, and must refuse it where a `0` now starts a number: `05`
-/// after `15`). Everything the scanner reports must
-/// be identical: the outcome, the reason and byte of a malformation, the line's end and every
-/// captured field's span and escape flag. The first difference aborts.
+/// whole-line kernel first, then the string kernel for the lines it declines), with the line
+/// kernel whatever the process's level (every level above portable runs it), through a scanner
+/// that has just read the line it was made from, and through one that has just read the line
+/// itself with every `0` made a `1` (so the line kernel's layout of that line answers wherever
+/// the fuzzer's line is laid out alike, and must refuse it where a `0` now starts a number:
+/// `05` after `15`). Everything the scanner reports must be identical: the outcome, the reason
+/// and byte of a malformation, the line's end and every captured field's span and escape flag.
+/// The first difference aborts.
 ///
 /// The first byte picks a shape (its low 3 bits) and a length or an offset (the rest, 0-31):
 /// the fuzzer's bytes as the line; as the contents of a string value after a plain prefix (so
@@ -28,7 +28,7 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let n = Int(shape >> 3)
     let prefix = [UInt8](repeating: UInt8(ascii: "a"), count: n * 2)
     var line: [UInt8]
-    // The line the warmed scanner sees first (twice), so that the AVX-512 kernel has made its
+    // The line the warmed scanner sees first (twice), so that the line kernel has made its
     // layout and answers the fuzzer's line from it where the line is laid out alike.
     var before = exportLine
     switch shape & 7 {
@@ -53,9 +53,9 @@ public func fuzzSIMDScan(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var scalar = JSONLineScanner(wanted: all, simd: false, lineKernel: 0)
     var simd = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
     var avx2 = JSONLineScanner(wanted: all, simd: true, lineKernel: RK_CPU_AVX2)
-    var warmed = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    var warmed = JSONLineScanner(wanted: all, simd: true, lineKernel: RK_CPU_AVX2)
     for _ in 0..<2 { withPaddedLine(before, garbage: 0) { start, _ in _ = warmed.scan(start) } }
-    var sibling = JSONLineScanner(wanted: all, simd: true, lineKernel: 0)
+    var sibling = JSONLineScanner(wanted: all, simd: true, lineKernel: RK_CPU_AVX2)
     let ones = line.map { $0 == UInt8(ascii: "0") ? UInt8(ascii: "1") : $0 }
     for _ in 0..<2 { withPaddedLine(ones, garbage: 0) { start, _ in _ = sibling.scan(start) } }
     withPaddedLine(line, garbage: UInt8(size & 0xFF)) { start, _ in

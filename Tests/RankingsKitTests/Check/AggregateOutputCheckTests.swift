@@ -25,6 +25,7 @@ struct AggregateOutputCheckTests {
         Input(path: "sample-data/edge-cases/ratings.ndjson"),
         Input(path: "sample-data/edge-cases/duplicates-nested.ndjson"),
         Input(path: "sample-data/edge-cases/bad-lines.ndjson", extraArguments: ["--max-invalid", "19"]),
+        Input(path: "sample-data/edge-cases/long-ids.ndjson", extraArguments: ["--max-invalid", "7"]),
     ]
 
     static let tops = [1, 2, 10, 1000]

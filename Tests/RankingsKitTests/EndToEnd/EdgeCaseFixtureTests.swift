@@ -15,6 +15,7 @@ struct EdgeCaseFixtureTests {
         Fixture(name: "escapes"), Fixture(name: "ties"), Fixture(name: "crlf-bom-blank"),
         Fixture(name: "ratings"), Fixture(name: "duplicates-nested"),
         Fixture(name: "bad-lines", extraArguments: ["--max-invalid", "19"]),
+        Fixture(name: "long-ids", extraArguments: ["--max-invalid", "7"]),
     ]
 
     static let directory = RankingsBinary.packageRoot.appendingPathComponent("sample-data/edge-cases")
@@ -59,5 +60,18 @@ struct EdgeCaseFixtureTests {
             #expect(line.hasPrefix("\(input):\(number): \(kind)"), "\(line)")
         }
         #expect(lines[10] == "rankings: 9 more bad lines not shown")
+    }
+
+    /// Every joke id of 1,500 bytes or more is refused with the same reason, however it is
+    /// spelled (ASCII, 2- and 4-byte characters, escapes of each); those of 1,499 bytes count.
+    @Test func longIDsFixtureRefusesEveryIDOf1500Bytes() throws {
+        let input = Self.directory.appendingPathComponent("long-ids.ndjson").path
+        let result = try RankingsBinary.run(["aggregate", "--computed-at", fixedComputedAt, "--max-invalid", "7", input])
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        let reason = "invalid record: joke_id is 1500 bytes: Firestore cannot query a value of 1,500 bytes or more"
+        #expect(result.stderrLines.dropLast() == [2, 4, 6, 8, 10, 11, 14].map { "\(input):\($0): \(reason)" })
+        #expect(result.stderrLines.last?.hasPrefix("rankings: 8 events (4 hilarious, 3 horrible, 1 neutral), 7 bad lines, 5 jokes, ") == true,
+                "\(result.stderrText)")
+        #expect(try RankingsBinary.run(["aggregate", "--computed-at", fixedComputedAt, "--max-invalid", "6", "-q", input]).status == 65)
     }
 }

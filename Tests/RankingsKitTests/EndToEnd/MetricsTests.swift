@@ -85,6 +85,8 @@ struct MetricsTests {
         var arguments: [String]
         /// Whether the inputs were read to the end, so the counts are known.
         var counted: Bool
+        /// Standard output is /dev/full, so writing the document there fails.
+        var stdoutFull = false
         var testDescription: String { "\(name) → \(status)" }
     }
 
@@ -95,7 +97,8 @@ struct MetricsTests {
         Failure(name: "a missing input", status: 66, arguments: ["-o", "@out.json", "@missing.ndjson"], counted: false),
         Failure(name: "an output in a missing directory", status: 73, arguments: ["-o", "@nowhere/out.json", "@good.ndjson"],
                 counted: false),
-        Failure(name: "a write error", status: 74, arguments: ["-o", "/dev/full", "@good.ndjson"], counted: true),
+        Failure(name: "a write error", status: 74, arguments: ["@good.ndjson"], counted: true, stdoutFull: true),
+        Failure(name: "an output that is a directory", status: 73, arguments: ["-o", "@", "@good.ndjson"], counted: false),
     ]
 
     func prepare(_ dir: ScratchDirectory) throws {
@@ -110,7 +113,11 @@ struct MetricsTests {
 
     func run(_ failure: Failure, in dir: ScratchDirectory) throws -> RankingsBinary.Result {
         let arguments = failure.arguments.map { $0.hasPrefix("@") ? dir.path(String($0.dropFirst())) : $0 }
-        return try RankingsBinary.run(["aggregate", "-q", "--metrics", dir.path("rankings.prom")] + arguments)
+        let words = ["aggregate", "-q", "--metrics", dir.path("rankings.prom")] + arguments
+        guard failure.stdoutFull else { return try RankingsBinary.run(words) }
+        // /dev/full accepts the open and fails every write with ENOSPC: a real write error.
+        return try RankingsBinary.run(["-c", "exec \"$0\" \"$@\" >/dev/full", RankingsBinary.url.path] + words,
+                                      executable: "/bin/sh")
     }
 
     @Test(arguments: failures)
@@ -184,15 +191,18 @@ struct MetricsTests {
         }
     }
 
-    /// A metrics "file" that is a pipe (`--metrics /dev/stdout` to look at it) is only written:
-    /// reading it for the last success would wait on the run's own pipe for ever.
-    @Test func metricsToAPipeAreWrittenNotRead() throws {
+    /// A metrics path that is a pipe (`--metrics /dev/stdout`) is refused before anything is
+    /// read (73), with no warning about the metrics it then cannot write: reading a pipe for the
+    /// last success, or opening one to write, could wait for ever.
+    @Test func metricsToAPipeAreRefusedAtOnce() throws {
         try ScratchDirectory.with { dir in
             try prepare(dir)
             let result = try RankingsBinary.run(["aggregate", "-q", "--metrics", "/dev/stdout", "-o", dir.path("out.json"),
                                                  dir.path("good.ndjson")])
-            #expect(result.status == 0, "\(result.stderrText)")
-            #expect(Exposition(result.stdoutText).int("rankings_last_run_exit_status") == 0)
+            #expect(result.status == 73, "\(result.stderrText)")
+            #expect(result.stderrLines == ["rankings: error: cannot create /dev/stdout: a link to a FIFO, not a regular file"])
+            #expect(result.stdout.isEmpty)
+            #expect(try dir.listing() == ["bad.ndjson", "big.json", "good.ndjson"])
         }
     }
 

@@ -66,7 +66,31 @@ struct TypedLineTests {
         Case(line: event(joke: "{\"nullValue\": null}", rating: "{\"integerValue\": \"5\"}"), bad: "joke_id is not a string"),
         Case(line: event(joke: "\"j\"", rating: "{\"integerValue\": \"5\"}"), bad: "joke_id is not a string"),
         Case(line: document(prefix + "rating_events/E", "\"rating\": {\"integerValue\": \"5\"}"), bad: "no joke_id"),
+        // 1,500 bytes, however spelled: Firestore cannot query it by equality.
+        Case(line: event(joke: "{\"stringValue\": \"\(String(repeating: "b", count: 1500))\"}", rating: "{\"integerValue\": \"5\"}"),
+             bad: "joke_id is 1500 bytes: Firestore cannot query a value of 1,500 bytes or more"),
+        Case(line: event(joke: "{\"stringValue\":\"\(String(repeating: "b", count: 1501))\"}", rating: "{\"integerValue\":\"5\"}"),
+             bad: "joke_id is 1501 bytes: Firestore cannot query a value of 1,500 bytes or more"),
+        Case(line: event(joke: "{\"stringValue\": \"\(String(repeating: "\u{E9}", count: 750))\"}", rating: "{\"integerValue\": \"5\"}"),
+             bad: "joke_id is 1500 bytes: Firestore cannot query a value of 1,500 bytes or more"),
+        Case(line: event(joke: "{\"stringValue\": \"\(String(repeating: "\\u00e9", count: 750))\"}", rating: "{\"integerValue\": \"5\"}"),
+             bad: "joke_id is 1500 bytes: Firestore cannot query a value of 1,500 bytes or more"),
     ]
+
+    /// 1,499 bytes are a vote, read from the scanner's spans (compact, unescaped) or by the walk
+    /// (spaced, escaped), and the same joke either way.
+    @Test func aJokeIDOf1499BytesCounts() throws {
+        let id = String(repeating: "\u{E9}", count: 749) + "x"
+        func compact(_ n: Int, _ joke: String) -> String {
+            "{\"name\":\"\(Self.prefix)rating_events/E\(n)\",\"fields\":{\"joke_id\":{\"stringValue\":\"\(joke)\"},"
+                + "\"rating\":{\"integerValue\":\"5\"}}}\n"
+        }
+        let input = compact(1, id) + Self.event(id: "E2", joke: "{\"stringValue\": \"\(id)\"}", rating: "{\"integerValue\": \"5\"}")
+            + compact(3, String(repeating: "\\u00e9", count: 749) + "x")
+        let run = try E.run([], files: [("a.ndjson", input)])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == E.document(hilarious: [(id, 3)], horrible: []), "\(run.stderr)")
+    }
 
     static let documents: [Case] = [
         // Any project and database; keys may be escaped; other members of the document are ignored.

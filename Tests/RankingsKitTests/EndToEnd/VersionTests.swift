@@ -36,3 +36,14 @@ struct VersionTests {
         #expect(line.hasPrefix("gzip: zlib ") && line.hasSuffix(reason), "\(line)")
     }
 }
+
+/// The version the binary says is the library's, and the first line scripts read.
+@Suite("--version's version")
+struct VersionNumberTests {
+    @Test func isTheRelease() throws {
+        let result = try RankingsBinary.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdoutText.split(separator: "\n").first == "rankings 0.5.0")
+        #expect(RankingsKitVersion.string == "0.5.0")
+    }
+}

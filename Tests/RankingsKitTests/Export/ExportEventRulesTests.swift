@@ -99,6 +99,57 @@ struct ExportEventRulesTests {
         ].map { "invalid record: " + $0 })
     }
 
+    /// Firestore cannot query a joke id of 1,500 bytes or more by equality: such a vote is a bad
+    /// record here too, whichever route reads it (the walk, or a template of the same layout
+    /// read twice).
+    @Test("a joke id of 1,500 bytes or more (UTF-8) is a bad record; 1,499 bytes count")
+    func longJokeIDs() throws {
+        func vote(_ id: String, _ joke: String) -> [UInt8] {
+            Self.top(.name(id), [P(name: "joke_id", value: .string(Array(joke.utf8))), P(name: "rating", value: .integer(5))])
+        }
+        let ascii1499 = String(repeating: "a", count: 1499), ascii1500 = String(repeating: "b", count: 1500)
+        let accents1499 = String(repeating: "\u{E9}", count: 749) + "x", accents1500 = String(repeating: "\u{E9}", count: 750)
+        let read = try Self.read([
+            vote("a1", ascii1499), vote("a2", ascii1499), vote("b1", ascii1500), vote("b2", ascii1500),
+            vote("c1", accents1499), vote("d1", accents1500), vote("d2", accents1500),
+        ])
+        #expect(read.events.map(\.id) == ["a1", "a2", "c1"])
+        #expect(read.bad.map(\.record) == [3, 4, 6, 7])
+        #expect(read.bad.map(\.reason) == [String](repeating: "invalid record: joke_id is 1500 bytes: Firestore cannot query "
+                                                              + "a value of 1,500 bytes or more", count: 4))
+    }
+
+    /// What `--report` names a bad entity by: the document its key gives (the app after its
+    /// partition prefix, the database, `(default)` without one), the joke id, the kind by the
+    /// rating Firestore holds as a number. A key with a numeric id or a namespace names no
+    /// Firestore document.
+    @Test("a bad entity's document, joke id and Firestore kind")
+    func refusedRecords() throws {
+        let unrated = [Self.joke]
+        let read = try Self.read([
+            TestEntity.encode(path: [("rating_events", .name("e1"))], unrated, app: "s~jokes-app"),
+            TestEntity.encode(path: [("rating_events", .name("e2"))], [P(name: "rating", value: .integer(5))],
+                              app: "jokes-app", database: "votes"),
+            TestEntity.encode(path: [("rating_events", .id(7))], [P(name: "joke_id", value: .integer(3)),
+                                                                  P(name: "rating", value: .double(1.5))]),
+            TestEntity.encode(path: [("rating_events", .name("e4"))], [Self.joke, P(name: "rating", value: .integer(6))],
+                              namespace: "tenant"),
+            TestEntity.encode(path: [("rating_events", .name("e5"))], [Self.joke, P(name: "rating", value: .integer(4), meaning: 7)]),
+            TestEntity.encode(path: [("rating_events", .name("e6"))], [P(name: "joke_id", value: .string([])),
+                                                                       P(name: "rating", value: .double(4))]),
+        ])
+        #expect(read.bad.map(\.record) == Array(1...6))
+        #expect(read.refused.map { $0.document.map { String(decoding: $0, as: UTF8.self) } } == [
+            "projects/jokes-app/databases/(default)/documents/rating_events/e1",
+            "projects/jokes-app/databases/votes/documents/rating_events/e2",
+            nil, nil,
+            "projects/test/databases/(default)/documents/rating_events/e5",
+            "projects/test/databases/(default)/documents/rating_events/e6",
+        ])
+        #expect(read.refused.map { $0.jokeID.map { String(decoding: $0, as: UTF8.self) } } == ["j1", nil, nil, "j1", "j1", ""])
+        #expect(read.refused.map(\.kind) == [nil, .hilarious, .horrible, nil, nil, .hilarious])
+    }
+
     @Test("other kinds and rating_events under another document are left out, not bad")
     func leftOut() throws {
         let vote = [Self.joke, P(name: "rating", value: .integer(5))]

@@ -22,8 +22,10 @@ struct CollectedExport: ExportSink, Equatable {
     var offsets: [Int64] = []
     var leftOut: [Int] = []
     var bad: [(record: Int, reason: String)] = []
+    /// What `--report` would name each bad record by, with no selection.
+    var refused: [RefusedRecord] = []
 
-    mutating func event(_ event: ExportEvent, record: Int) {
+    mutating func event(_ event: ExportEvent, record: Int) -> BadRecord? {
         func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
         var micros: Int64?
         var unreadable: String?
@@ -36,10 +38,14 @@ struct CollectedExport: ExportSink, Equatable {
         events.append(Event(id: text(event.eventID), jokeID: text(event.jokeID), rating: event.rating,
                             timestampMicros: micros, timestampUnreadable: unreadable,
                             deviceID: event.deviceID.map(text), weekID: event.weekID.map(text), record: record))
+        return nil
     }
 
     mutating func leftOut(record: Int) { leftOut.append(record) }
-    mutating func bad(record: Int, reason: BadRecord) { bad.append((record, reason.message)) }
+    mutating func bad(record: Int, reason: BadRecord, refused: (KindWindow) -> RefusedRecord) {
+        bad.append((record, reason.message))
+        self.refused.append(refused(KindWindow()))
+    }
 
     static func == (a: CollectedExport, b: CollectedExport) -> Bool {
         a.events == b.events && a.leftOut == b.leftOut && a.bad.map(\.record) == b.bad.map(\.record)

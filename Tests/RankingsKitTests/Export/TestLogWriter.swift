@@ -96,7 +96,9 @@ enum TestEntity {
 
     enum ID { case name(String), id(Int64) }
 
-    static func encode(path: [(String, ID)], _ properties: [Property], app: String = "dev~test") -> [UInt8] {
+    /// The key is Reference { app = 13, path = 14, name_space = 20, database_id = 23 }.
+    static func encode(path: [(String, ID)], _ properties: [Property], app: String = "dev~test",
+                       database: String? = nil, namespace: String? = nil) -> [UInt8] {
         var elements: [UInt8] = []
         for (kind, id) in path {
             elements += varint(1 << 3 | 3) + field(2, bytes: Array(kind.utf8))
@@ -106,7 +108,10 @@ enum TestEntity {
             }
             elements += varint(1 << 3 | 4)
         }
-        var out = field(13, bytes: field(13, bytes: Array(app.utf8)) + field(14, bytes: elements))
+        var key = field(13, bytes: Array(app.utf8)) + field(14, bytes: elements)
+        if let namespace { key += field(20, bytes: Array(namespace.utf8)) }
+        if let database { key += field(23, bytes: Array(database.utf8)) }
+        var out = field(13, bytes: key)
         for p in properties {
             var body = p.meaning == 0 ? [] : field(1, varint: p.meaning)
             body += field(3, bytes: Array(p.name.utf8)) + field(4, varint: p.multiple ? 1 : 0) + field(5, bytes: value(p.value))

@@ -94,7 +94,8 @@ struct ReferenceAggregator {
         // Later duplicates win, so the last match is the one that counts.
         let jokeID = members.last { $0.key == plainKey("joke_id") }?.value
         let rating = members.last { $0.key == plainKey("rating") }?.value
-        guard case .string(let id)? = jokeID, id.isValidUnicode, !id.bytes.isEmpty,
+        // Firestore cannot query a joke id of 1,500 bytes or more by equality: not a vote.
+        guard case .string(let id)? = jokeID, id.isValidUnicode, !id.bytes.isEmpty, id.bytes.count < 1500,
               case .number(let value)? = rating, value >= 1, value <= 5 else { return .invalidRecord }
         let kind: Kind = value >= 4 ? .hilarious : value <= 2 ? .horrible : .neutral
         return .event(id: id.bytes, kind: kind)

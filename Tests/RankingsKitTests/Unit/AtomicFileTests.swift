@@ -118,7 +118,7 @@ struct AtomicFileTests {
         try ScratchDirectory.with { dir throws in
             try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
             let before = try dir.listing()
-            #expect(throws: OutputError.cannotCreate(path: dir.path("out"), reason: "is a directory")) {
+            #expect(throws: OutputError.cannotCreate(path: dir.path("out"), reason: "a directory, not a regular file")) {
                 _ = try AtomicFile(path: dir.path("out"))
             }
             #expect(try dir.listing() == before)

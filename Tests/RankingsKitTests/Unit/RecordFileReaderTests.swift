@@ -29,10 +29,10 @@ struct RecordFileReaderTests {
                     var details = DecodedEventDetails(device: id, event: id)
                     switch b[2] {
                     case UInt8(ascii: "o"): counter.leftOut(record: record)
-                    case UInt8(ascii: "b"): counter.bad(record: record, reason: .invalid(.ratingOutOfRange))
+                    case UInt8(ascii: "b"): counter.bad(record: record, reason: .invalid(.ratingOutOfRange), refused: .unknown)
                     default:
-                        counter.event(id: id, rating: Double(b[1] - UInt8(ascii: "0")), record: record,
-                                      position: offset, details: &details)
+                        _ = counter.event(id: id, rating: Double(b[1] - UInt8(ascii: "0")), record: record,
+                                          position: offset, details: &details)
                     }
                 }
                 offset += 4

@@ -459,6 +459,24 @@ struct ScannerTests {
         #expect(decoder.jokeID(nil).map { Array($0) } == .failure(.missingJokeID))
     }
 
+    /// 1,499 bytes of id are the most Firestore queries; counted after unescaping, so a long
+    /// spelling of a short id passes and a short spelling of a long one does not.
+    @Test func jokeIDLength() {
+        func quoted(_ s: String) -> String { "\"" + s + "\"" }
+        let a1499 = String(repeating: "a", count: 1499)
+        #expect(Self.jokeID(quoted(a1499)) == .success(Array(a1499.utf8)))
+        #expect(Self.jokeID(quoted(a1499 + "a")) == .failure(.jokeIDTooLong(bytes: 1500)))
+        #expect(Self.jokeID(quoted(String(repeating: "\\u0061", count: 1499))) == .success(Array(a1499.utf8)))
+        #expect(Self.jokeID(quoted(String(repeating: "\\u0061", count: 1500))) == .failure(.jokeIDTooLong(bytes: 1500)))
+        #expect(Self.jokeID(quoted(String(repeating: "\u{E9}", count: 750))) == .failure(.jokeIDTooLong(bytes: 1500)))
+        #expect(Self.jokeID(quoted(String(repeating: "\\u00e9", count: 749) + "x")).map(\.count) == .success(1499))
+        #expect(Self.jokeID(quoted(String(repeating: "\\ud83d\\ude00", count: 375))) == .failure(.jokeIDTooLong(bytes: 1500)))
+        // A lone surrogate is named first, as the rules' order has it.
+        #expect(Self.jokeID(quoted(String(repeating: "a", count: 1600) + "\\ud800")) == .failure(.jokeIDLoneSurrogate))
+        #expect(InvalidRecord.jokeIDTooLong(bytes: 1500).message
+                == "joke_id is 1500 bytes: Firestore cannot query a value of 1,500 bytes or more")
+    }
+
     /// The decoder reuses its scratch space: an escaped id must not bleed into the next one.
     @Test func jokeIDScratchIsResetBetweenCalls() {
         var decoder = RecordDecoder()

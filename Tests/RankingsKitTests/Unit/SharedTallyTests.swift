@@ -65,11 +65,11 @@ struct SharedTallyTests {
                     event.withUnsafeBufferPointer { ev in
                         var details = DecodedEventDetails(time: .at(time), device: dev, event: ev)
                         if toFirst {
-                            first.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
+                            _ = first.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
                         } else {
-                            second.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
+                            _ = second.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
                         }
-                        single.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
+                        _ = single.event(id: id, rating: rating, record: n + 1, position: Int64(n), details: &details)
                     }
                 }
             }

@@ -178,6 +178,8 @@ struct AggregationSummary: Equatable, CustomStringConvertible {
     var totals: JokeCounts
     var badLineCount: Int
     var firstBadLines: [Bad]
+    /// Every bad line kept, as `--report` lists it (path, number, reason, document, joke, kind).
+    var refused: [String]
 
     init(_ result: AggregationResult) {
         rankings = Rankings(result.tally, top: 1000)
@@ -185,12 +187,19 @@ struct AggregationSummary: Equatable, CustomStringConvertible {
         totals = result.tally.totals
         badLineCount = result.badLineCount
         firstBadLines = result.firstBadLines.map { Bad(path: $0.path, line: $0.line.line, reason: $0.line.reason) }
+        refused = result.refused.map { r in
+            let record = r.record
+            return "\(r.path):\(r.line) \(r.reason.message) \(record.document ?? []) \(record.jokeID ?? []) \(String(describing: record.kind))"
+        }
     }
 
     /// The same summary with bad-line paths renamed (for comparing runs over differently named files).
     func renamingPaths(_ rename: [String: String]) -> AggregationSummary {
         var copy = self
         copy.firstBadLines = firstBadLines.map { Bad(path: rename[$0.path] ?? $0.path, line: $0.line, reason: $0.reason) }
+        copy.refused = refused.map { entry in
+            rename.reduce(entry) { text, pair in text.hasPrefix(pair.key + ":") ? pair.value + text.dropFirst(pair.key.count) : text }
+        }
         return copy
     }
 
@@ -204,6 +213,11 @@ struct AggregationSummary: Equatable, CustomStringConvertible {
         if self == other { return nil }
         if badLineCount != other.badLineCount { return "bad line count \(badLineCount) vs \(other.badLineCount)" }
         if firstBadLines != other.firstBadLines { return "first bad lines \(firstBadLines.map { "\($0.line) \($0.reason)" }) vs \(other.firstBadLines.map { "\($0.line) \($0.reason)" })" }
+        if refused != other.refused {
+            let i = Array(zip(refused, other.refused)).firstIndex { $0 != $1 } ?? min(refused.count, other.refused.count)
+            return "refused line \(i) of \(refused.count) vs \(other.refused.count): "
+                + "\(i < refused.count ? refused[i] : "none") vs \(i < other.refused.count ? other.refused[i] : "none")"
+        }
         if totals != other.totals { return "totals \(totals) vs \(other.totals)" }
         if jokes.count != other.jokes.count { return "joke count \(jokes.count) vs \(other.jokes.count)" }
         if let i = Array(zip(jokes, other.jokes)).firstIndex(where: { $0 != $1 }) { return "joke \(i): \(jokes[i]) vs \(other.jokes[i])" }
