@@ -1,4 +1,4 @@
-"""A Firestore in memory for the night's unit tests: what rankings_night.fetch.Fetch uses of
+"""A Firestore in memory for the night's unit tests: what rankings_night.fetch uses of
 firestore.Firestore, answering from a dict of documents kept with every version by commit time,
 so an answer depends on its readTime as Firestore's does. No HTTP, no emulator.
 
@@ -6,7 +6,7 @@ so an answer depends on its readTime as Firestore's does. No HTTP, no emulator.
     fake.put("vote-1", rating=5, timestamp=ns)    # a version committed at the fake's now
     fake.delete("vote-1")
     fake.faults = [Fault("short", value=1)]       # table-driven faults, below
-    fetch.run(directory, settings, firestore=fake)
+    fetch.run(directory, fake, say)
 
 What it answers, in Firestore's REST shape (a list of items, readTime on each, `done` on the last):
 `POST /documents:runQuery` with a structuredQuery over one top-level collection: `where` a
@@ -52,13 +52,16 @@ class Fault:
       kill     the process serving the call is killed with SIGKILL (the OOM killer), only in a
                stream's process (not the one that made the fake)
       refuse   the call is refused with HTTP 400 and the reason `reason`
+      hold     the call waits `value` seconds first
     `method`: "runQuery" or "count". `ranged`: only calls with a __name__ range (True), only
-    without (False), any (None). `after`: let that many matching calls pass first. `times`: fire at
-    most that often (None: every matching call after `after`)."""
+    without (False), any (None); `cursor` the same of a startAt cursor (a page after a stream's
+    first). `after`: let that many matching calls pass first. `times`: fire at most that often
+    (None: every matching call after `after`)."""
     kind: str
     method: str = "runQuery"
     value: int = 1
     ranged: bool = None
+    cursor: bool = None
     after: int = 0
     times: int = 1
     reason: str = "INVALID_ARGUMENT"
@@ -66,16 +69,17 @@ class Fault:
 
 class FakeFirestore:
     def __init__(self, project="demo-fake", database="(default)", collection="rating_events",
-                 read_time_life=3600.0, skew=0.0, count_max=None, count_hold=0.0):
+                 read_time_life=3600.0, skew=0.0, count_max=None, count_hold=0.0, partition_query=False):
         self.database_path = f"projects/{project}/databases/{database}"
         self.root = f"{self.database_path}/documents"
         self.collection = collection
         self.transport = types.SimpleNamespace(deadline=None)
         self.credentials = types.SimpleNamespace(headers=lambda: {})
         self.read_time_life, self.skew, self.count_max = read_time_life, skew, count_max
+        self.partition_query, self.extra_cursors = partition_query, []
         self.count_hold = count_hold        # seconds each COUNT is held (to see COUNTs side by side)
         self.versions = {}                  # id -> [(commit ns, fields or None when deleted, create ns)]
-        self.faults = []
+        self._faults = []
         self.lock = threading.RLock()
         self.last = 0
         self._cache = {}                    # read_time -> ([ids], [Documents]) in name order
@@ -167,6 +171,8 @@ class FakeFirestore:
         return self.call("POST", "/documents:runAggregationQuery", body, final)
 
     def call(self, method, suffix, body=None, final=()):
+        if (method, suffix) == ("POST", "/documents:partitionQuery"):
+            return self.partition(body or {})
         if method != "POST" or suffix not in ("/documents:runQuery", "/documents:runAggregationQuery"):
             raise Refused(f"{method} {suffix}: the fake does not serve it", 404, "NOT_FOUND")
         counting = suffix.endswith("runAggregationQuery")
@@ -182,7 +188,9 @@ class FakeFirestore:
         kind = "count" if counting else "runQuery"
         read_time = self.read_time_of(body or {})
         fault = self.fault(kind, parsed)
-        if fault is not None and fault.kind not in ("short", "lie"):
+        if fault is not None and fault.kind == "hold":
+            time.sleep(fault.value)
+        elif fault is not None and fault.kind not in ("short", "lie"):
             self._note({"call": kind, "low": parsed["low"], "high": parsed["high"], "fault": fault.kind})
             self.fire(fault, suffix)
         documents = self.matching(parsed, read_time)
@@ -197,6 +205,24 @@ class FakeFirestore:
         items = [{"document": d, "readTime": stamp} for d in documents] or [{"readTime": stamp}]
         items[-1]["done"] = True
         return items
+
+    def partition(self, body):
+        """Cursors at even places of the ids (and extra_cursors), on two pages; or refused as Google's
+        emulator refuses it (501 UNIMPLEMENTED) unless made with partition_query=True."""
+        if not self.partition_query:
+            self._note({"call": "partitionQuery", "refused": 501})
+            raise Refused(f"POST {self.root}:partitionQuery: HTTP 501: Method google.firestore.v1.Firestore/"
+                          "PartitionQuery is unimplemented", 501, "UNIMPLEMENTED")
+        if body.get("structuredQuery") != {"from": [{"collectionId": self.collection, "allDescendants": True}],
+                                           "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]}:
+            raise self.invalid(f"the partitioned query {body.get('structuredQuery')!r}")
+        wanted, (ids, _) = int(body.get("partitionCount", 0)), self.at(self.read_time_of(body))
+        cursors = sorted([f"{self.root}/{self.collection}/{ids[len(ids) * k // (wanted + 1)]}"
+                          for k in range(1, wanted + 1)] * (len(ids) > wanted) + list(self.extra_cursors))
+        page = 1 if body.get("pageToken") == "second" else 0
+        self._note({"call": "partitionQuery", "partitionCount": wanted, "page": page})
+        answer = {"partitions": [{"values": [{"referenceValue": c}]} for c in cursors[page::2]]}
+        return dict(answer, nextPageToken="second") if page == 0 else answer
 
     def count_answer(self, parsed, documents, stamp, alias, fault):
         if self.count_max is not None and len(documents) > self.count_max:
@@ -218,12 +244,24 @@ class FakeFirestore:
 
     # -- faults
 
+    @property
+    def faults(self):
+        return self._faults
+
+    @faults.setter
+    def faults(self, rows):
+        """A new table, its counters from 0."""
+        with self._shared_lock:
+            self._faults = list(rows)
+            self._counters[:] = [0] * len(self._counters)
+
     def fault(self, kind, parsed):
         """The first fault of the table due for this call, its counters moved on."""
         ranged = parsed["low"] is not None or parsed["high"] is not None
         with self._shared_lock:
             for number, row in enumerate(self.faults):
-                if row.method != kind or (row.ranged is not None and row.ranged != ranged):
+                if row.method != kind or (row.ranged is not None and row.ranged != ranged) \
+                        or (row.cursor is not None and row.cursor != (parsed["cursor"] is not None)):
                     continue
                 if row.kind == "kill" and os.getpid() == self.parent:
                     continue

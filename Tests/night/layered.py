@@ -1,12 +1,10 @@
-"""The tests' own reader of a night's folder, written apart from the product's layers.py so that
+"""The tests' own reader of a night's folder, written apart from the product's snapshot.py so that
 each checks the other: the record's layers read in order, one JSON document a line, a later
 layer's document replacing an earlier one of the same name; and the record's counts and digests
 held to the files."""
 import hashlib
 import json
 import os
-
-BASE = "rating_events.ndjson"
 
 
 def record(folder):
@@ -15,9 +13,8 @@ def record(folder):
 
 
 def files(folder):
-    """The layer files the record names, base first (a format 2 record: its one snapshot)."""
-    night = record(folder)
-    return [layer["file"] for layer in night["layers"]] if "layers" in night else [BASE]
+    """The layer files the record names, base first."""
+    return [layer["file"] for layer in record(folder)["layers"]]
 
 
 def documents(folder):
@@ -34,8 +31,7 @@ def documents(folder):
 def problems(folder):
     """What in the folder differs from its record: [] for a whole night."""
     night, found = record(folder), []
-    layers = night.get("layers") or [{"file": BASE, "lines": night["snapshot_documents"], "bytes": None,
-                                      "sha256": night["snapshot_sha256"]}]
+    layers = night["layers"]
     for layer in layers:
         path = os.path.join(folder, layer["file"])
         try:
@@ -45,7 +41,7 @@ def problems(folder):
             found.append(f"{layer['file']}: {error.strerror}")
             continue
         seen = (content.count(b"\n"), len(content), hashlib.sha256(content).hexdigest())
-        wanted = (layer["lines"], len(content) if layer["bytes"] is None else layer["bytes"], layer["sha256"])
+        wanted = (layer["lines"], layer["bytes"], layer["sha256"])
         if seen != wanted:
             found.append(f"{layer['file']}: {seen}, recorded {wanted}")
         names = [json.loads(line)["name"] for line in content.splitlines()]
@@ -54,6 +50,6 @@ def problems(folder):
     extra = sorted(set(n for n in os.listdir(folder) if n.startswith("rating_events")) - {l["file"] for l in layers})
     if extra:
         found.append(f"files the record does not name: {extra}")
-    if night["mode"] != "window" and len(documents(folder)) != night["snapshot_documents"]:
+    if len(documents(folder)) != night["snapshot_documents"]:
         found.append(f"{len(documents(folder))} documents, recorded {night['snapshot_documents']}")
     return found

@@ -1,12 +1,10 @@
-"""A night without kept state (RANKINGS_FIRESTORE_SNAPSHOT=gzip) against a Firestore in memory:
-its snapshot compressed by each stream, less createTime and updateTime, exact in count and
-digest; the job's board, the proof's refusals and the document behind a bad line the same as a
-plain night's; and a compressed night never built on. The job is the real one when
-TEST_RANKINGS names it (or .build/debug/rankings is built); without it that test is skipped."""
-import contextlib
+"""A night kept compressed (fetch.run(..., compressed=True): a container whose state is in its
+memory) against a Firestore in memory: its snapshot compressed by each stream, less createTime
+and updateTime, exact in count and digest; the job's board the same as a plain night's; and a
+compressed night never built on. The job is the real one when TEST_RANKINGS names it (or
+.build/debug/rankings is built); without it that test is skipped."""
 import gzip
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -20,8 +18,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
 from fake_firestore import FakeFirestore  # noqa: E402
-from rankings_night import fetch, layers, plan, proof, settings, snapshot  # noqa: E402
-from rankings_night.night import Night  # noqa: E402
+from rankings_night import fetch, snapshot  # noqa: E402
 from rankings_night.snapshot import parse_time  # noqa: E402
 
 OLD = parse_time("2026-01-01T00:00:00Z")
@@ -43,23 +40,20 @@ class Compact(harness.Case):
         self.work = tempfile.mkdtemp(prefix="rankings-test-compact.")
         self.addCleanup(shutil.rmtree, self.work, True)
 
-    def fetch(self, fake, name, **environ):
-        directory = os.path.join(self.work, name)
-        values = {"RANKINGS_FIRESTORE_PROJECT": "demo-fake", "RANKINGS_FIRESTORE_STREAMS": "8"}
-        values.update(environ)
-        with contextlib.redirect_stderr(io.StringIO()) as said:
-            try:
-                fetch.run(directory, settings.from_environment(values), firestore=fake)
-            except Exception as error:  # noqa: BLE001 (the test says what it was)
-                self.fail(f"the fetch failed: {type(error).__name__}: {error}\n{said.getvalue()[-3000:]}")
+    def fetch(self, fake, name, compressed=False):
+        directory, said = os.path.join(self.work, name), []
+        try:
+            fetch.run(directory, fake, lambda message, severity="INFO": said.append(message), compressed=compressed)
+        except Exception as error:  # noqa: BLE001 (the test says what it was)
+            self.fail(f"the fetch failed: {type(error).__name__}: {error}\n" + "\n".join(said)[-3000:])
         folder = os.path.realpath(os.path.join(directory, "current"))
         with open(os.path.join(folder, ".night.json")) as text:
-            return folder, json.load(text), said.getvalue()
+            return folder, json.load(text), "\n".join(said)
 
     def both(self, n=3000):
         fake = seeded(n)
         plain = self.fetch(fake, "plain")
-        compact = self.fetch(fake, "compact", RANKINGS_FIRESTORE_SNAPSHOT="gzip")
+        compact = self.fetch(fake, "compact", compressed=True)
         return fake, plain, compact
 
     def test_the_snapshot_is_the_plain_ones_lines_less_two_times_compressed_by_each_stream(self):
@@ -87,14 +81,6 @@ class Compact(harness.Case):
         self.expect("the form", (record.get("snapshot_form"), plain_record.get("snapshot_form")), ("gzip", None))
         self.expect("what is left besides", [n for n in os.listdir(os.path.dirname(compact)) if n.startswith(".range")], [])
 
-    def test_a_window_is_compressed_too(self):
-        fake = seeded(200)
-        folder, record, _ = self.fetch(fake, "window", RANKINGS_FIRESTORE_SNAPSHOT="gzip",
-                                       RANKINGS_FIRESTORE_SINCE="2026-01-01T00:01:00Z")
-        with gzip.open(os.path.join(folder, "rating_events.ndjson.gz"), "rb") as f:
-            lines = f.read().splitlines()
-        self.expect("window", (record["mode"], record["snapshot_documents"], len(lines)), ("window", 140, 140))
-
     @unittest.skipUnless(os.access(RANKINGS, os.X_OK), f"no job at {RANKINGS} (TEST_RANKINGS)")
     def test_the_job_makes_the_same_board_of_either_form(self):
         _, (plain, _, _), (compact, _, _) = self.both()
@@ -107,58 +93,23 @@ class Compact(harness.Case):
         self.expect("the board", boards[1], boards[0])
         self.expect("jokes on the board", len(boards[0]["hilarious"]), 7)
 
-    def test_the_proof_finds_the_same_refused_votes(self):
-        _, (plain, plain_record, _), (compact, record, _) = self.both()
-        # As proving.prove reads a night: its layers, merged.
-        found = [proof.refused(layers.lines(folder, layers.of(r))) for folder, r in ((plain, plain_record),
-                                                                                    (compact, record))]
-        self.expect("a path, as the job's lines name it", vars(proof.refused(os.path.join(compact, "rating_events.ndjson.gz"))),
-                    vars(found[0]))
-        self.expect("the compressed night's snapshot", snapshot.snapshot_path(compact),
-                    os.path.join(compact, "rating_events.ndjson.gz"))
-        self.expect("refused lines", [f.lines for f in found], [2, 2])
-        self.expect("the same refusals", vars(found[1]), vars(found[0]))
-
-    def test_a_bad_line_the_job_names_is_named_by_its_firestore_document(self):
-        _, _, (compact, _, _) = self.both(300)
-        path = os.path.join(compact, "rating_events.ndjson.gz")
-        with gzip.open(path, "rb") as f:
-            names = [json.loads(line)["name"] for line in f]
-        at = next(n for n, name in enumerate(names, 1) if name.endswith("/v000013x"))
-        self.expect("document_at", snapshot.document_at(path, at), names[at - 1])
-        night = Night.__new__(Night)        # only what named() reads: no settings, no steps
-        night.snapshot, night.named_lines = compact, 0
-        line = f"rating_events.ndjson.gz:{at}: invalid record: joke_id is missing"
-        self.expect("the job's line, named", night.named(line),
-                    f"{line} (Firestore document rating_events/v000013x)")
-
     def test_the_next_night_reads_everything_whatever_it_keeps(self):
         fake = seeded(400)
-        self.fetch(fake, "state", RANKINGS_FIRESTORE_SNAPSHOT="gzip")
+        self.fetch(fake, "state", compressed=True)
         fake.put("v999999", timestamp=OLD, rating=5, joke_id="joke-1")
-        for form, reason in (("gzip", "RANKINGS_FIRESTORE_SNAPSHOT=gzip: a compressed night is never built on"),
-                             ("plain", "the previous night's snapshot is compressed (RANKINGS_FIRESTORE_SNAPSHOT=gzip): "
-                                       "never built on")):
-            with self.subTest(form=form):
-                folder, record, said = self.fetch(fake, "state", RANKINGS_FIRESTORE_SNAPSHOT=form)
+        for compressed, reason in ((True, fetch.COMPRESSED),
+                                   (False, "the previous night's snapshot is compressed: never built on")):
+            with self.subTest(compressed=compressed):
+                folder, record, said = self.fetch(fake, "state", compressed)
                 self.expect("how", (record["mode"], record["full_reason"], record["documents_read"],
                                     record["snapshot_documents"]), ("full", reason, 403, 403))
-                self.expect("the file", os.path.basename(snapshot.snapshot_path(folder)),
-                            "rating_events.ndjson.gz" if form == "gzip" else "rating_events.ndjson")
-        # A plain night after it is built on again; a compressed one after a plain night reads
-        # everything, and measures drift against the plain one.
+                self.expect("the files", sorted(n for n in os.listdir(folder) if n.startswith("rating")),
+                            ["rating_events.ndjson.gz" if compressed else "rating_events.ndjson"])
+        # A plain night after it is built on again; a compressed one after a plain night reads everything.
         folder, record, _ = self.fetch(fake, "state")
         self.expect("a plain night's next", (record["mode"], record["full_reason"]), ("incremental", None))
-        folder, record, _ = self.fetch(fake, "state", RANKINGS_FIRESTORE_SNAPSHOT="gzip")
-        self.expect("a compressed night after a plain one", (record["mode"], record["drift_documents"]), ("full", 0))
-
-    def test_the_plan_says_so(self):
-        s = settings.from_environment({"RANKINGS_FIRESTORE_PROJECT": "p", "RANKINGS_FIRESTORE_SNAPSHOT": "gzip"})
-        previous = {"method": "rest", "project": "p", "database": "(default)", "collection": "rating_events",
-                    "mode": "full", "read_time": "2026-11-26T05:00:00Z", "last_full_read_time": "2026-11-26T05:00:00Z"}
-        tonight = plan.plan(s, previous, None, parse_time("2026-11-27T05:00:00Z"))
-        self.expect("plan", (tonight.mode, tonight.reason),
-                    ("full", "RANKINGS_FIRESTORE_SNAPSHOT=gzip: a compressed night is never built on"))
+        folder, record, said = self.fetch(fake, "state", compressed=True)
+        self.expect("a compressed night after a plain one", (record["mode"], record["snapshot_documents"]), ("full", 403))
 
 
 class Parts(harness.Case):
@@ -168,13 +119,14 @@ class Parts(harness.Case):
         lines = [b'{"name":"n%07d"}\n' % i for i in range(200000)]     # over a MiB compressed or not
         parts = []
         for number in range(2):
-            out = snapshot.GzipWriter(os.path.join(work, f".part-{number}"))
+            out = snapshot.Writer(os.path.join(work, f".part-{number}"), compressed=True)
             out.write_lines(lines[number::2])
-            parts.append((out.path, out.close()[0]))
+            parts.append((out.path, out.close()["lines"]))
         whole = snapshot.Writer(os.path.join(work, "whole.gz"))
         for path, count in parts:
             whole.copy(path, count)
-        count, digest = whole.close()
+        closed = whole.close()
+        count, digest = closed["lines"], closed["sha256"]
         with gzip.open(whole.path, "rb") as f:
             self.expect("the members' lines, in order", f.read(), b"".join(lines[0::2] + lines[1::2]))
         self.expect("lines", count, 200000)

@@ -1,4 +1,4 @@
-"""A night's data without Firestore: snapshots (merge, digest, drift, order, times), Firestore's
+"""A night's data without Firestore: snapshots (merge, digest, order, times), Firestore's
 streamed answers judged whole or broken, and the order of its values."""
 import hashlib
 import json
@@ -8,7 +8,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import layers, snapshot as snap  # noqa: E402
+from rankings_night import snapshot as snap  # noqa: E402
 from rankings_night.stream import Broken, read_count, read_page, value_key  # noqa: E402
 
 BASE = "projects/p/databases/(default)/documents/rating_events/"
@@ -26,18 +26,20 @@ class Snapshots(harness.Case):
 
     def write(self, label, documents):
         out = snap.Writer(os.path.join(self.folder, label))
-        for d in sorted(documents, key=lambda d: d["name"]):
-            out.write(snap.document_line(d))
-        return out.path, out.close()
+        out.write_lines([snap.document_line(d) for d in sorted(documents, key=lambda d: d["name"])])
+        closed = out.close()
+        return out.path, (closed["lines"], closed["sha256"])
 
     def merged(self, previous, expected, changed):
-        """A compaction's merge (layers.py) of one checked layer and tonight's changes."""
-        layer = {"file": os.path.basename(previous), "lines": expected[0], "sha256": expected[1], "bytes": None}
-        checked = layers.verify(self.folder, [layer])
+        """A compaction's merge of one checked layer and tonight's changes."""
+        layer = {"file": os.path.basename(previous), "lines": expected[0], "sha256": expected[1],
+                 "bytes": os.path.getsize(previous)}
+        snap.verify(self.folder, [layer])
         out = snap.Writer(os.path.join(self.folder, f"merged{len(os.listdir(self.folder))}"))
-        for _, line in layers.merged(self.folder, checked, ((n, changed[n]) for n in sorted(changed))):
-            out.write(line)
-        return out.path, out.close()
+        for _, line in snap.merged(self.folder, [layer], ((n, changed[n]) for n in sorted(changed))):
+            out.write_lines([line])
+        closed = out.close()
+        return out.path, (closed["lines"], closed["sha256"])
 
     def test_merge_replaces_inserts_and_keeps_order(self):
         previous, recorded = self.write("prev", [doc("b"), doc("d"), doc("f")])
@@ -96,20 +98,6 @@ class Snapshots(harness.Case):
         self.expect("name not first", snap.line_name(b'{"fields":{},"name":"x"}\n'), "x")
         with self.assertRaises(snap.Damaged):
             snap.line_name(b'{"fields":{}}\n')
-
-    def test_drift_counts_votes_an_incremental_night_could_not_see(self):
-        watermark = snap.parse_time("2026-11-20T00:00:00Z")
-        held, _ = self.write("held", [doc("a"), doc("b"), doc("c"), doc("old"), doc("restored")])
-        full, _ = self.write("full", [
-            doc("a"),                                                       # unchanged
-            doc("b", rating=1, update="2026-11-21T00:00:00Z"),              # changed inside the margin
-            doc("c", rating=1, stamp="2026-11-19T23:59:59.999999Z", update="2026-11-21T00:00:00Z"),  # before it
-            doc("new", stamp="2026-11-01T00:00:00Z"),                       # new, stamped before it
-            doc("newer"),                                                   # new, inside
-            doc("restored", update="2026-11-25T00:00:00Z"),                 # updateTime alone: not drift
-        ])                                                                  # "old" deleted
-        self.expect("drift", snap.drift(held, full, watermark), 3)
-        self.expect("none", snap.drift(full, full, watermark), 0)
 
     def test_times(self):
         self.expect("epoch", snap.parse_time("1970-01-01T00:00:01Z"), 10**9)

@@ -13,7 +13,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import cli, files, history, log, metrics, record  # noqa: E402
+from rankings_night import cli, files, history, log, metrics, paths, record  # noqa: E402
 from rankings_night.snapshot import Damaged  # noqa: E402
 
 MIDNIGHT = 1795755600.0        # 2026-11-27 00:00 in New York
@@ -72,7 +72,7 @@ ENTRIES = [
     ("status 256", night(status=256), "status is 256"),
     ("status null", night(status=None), "status is null"),
     ("boards a string", night(boards="all_time"), "boards is"),
-    ("a board a number", night(boards=[1]), "a board is 1"),
+    ("a board a number", night(boards=[1]), "boards is list, not a list of text"),
     ("steps a list", night(steps=[]), "steps is list, not an object"),
     ("steps a string", night(steps="ok"), "steps is"),
     ("a step a list", night(steps={"fetch": []}), "steps.fetch is list, not an object"),
@@ -118,6 +118,9 @@ def run_in_process(argv):
     return status, out.getvalue(), err.getvalue()
 
 
+FAILING_JOB = "#!/bin/sh\nexit 1\n"
+
+
 def strict(text):
     def refuse(token):
         raise ValueError(f"{token} is not JSON")
@@ -148,9 +151,20 @@ class State(harness.Case):
         self.work = tempfile.mkdtemp(prefix="rankings-night-history.")
         self.config = os.path.join(self.work, "rankings.conf")
         with open(self.config, "w") as out:
-            out.write(f"RANKINGS_EXPORTS={self.work}/nothing\nRANKINGS_OUTPUT={self.work}/all_time.json\n"
-                      f"RANKINGS_BIN=/bin/false\nRANKINGS_RETRIES=0\nRANKINGS_LOG_FILE={self.work}/log\n")
-        self.path = os.path.join(self.work, history.NAME)
+            out.write(f"RANKINGS_EXPORTS={self.work}/nothing\nRANKINGS_STATE_DIRECTORY={self.work}\n"
+                      "RANKINGS_RETRIES=0\n")
+        self.path = paths.history(self.work)
+        # The job, found on PATH from a checkout: one that fails (status 1).
+        os.makedirs(os.path.join(self.work, "bin"))
+        with open(os.path.join(self.work, "bin", "rankings"), "w") as out:
+            out.write(FAILING_JOB)
+        os.chmod(os.path.join(self.work, "bin", "rankings"), 0o755)
+        self.saved_path = os.environ["PATH"]
+        os.environ["PATH"] = f"{self.work}/bin:{self.saved_path}"
+        self.err = ""
+
+    def tearDown(self):
+        os.environ["PATH"] = self.saved_path
 
     def write(self, data):
         with open(self.path, "wb") as out:
@@ -161,11 +175,7 @@ class State(harness.Case):
             return f.read()
 
     def logged(self):
-        try:
-            with open(os.path.join(self.work, "log")) as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return self.err
 
 
 class Status(State):
@@ -227,7 +237,7 @@ class Append(State):
                 aside = self.path + ".damaged" + (f".{number}" if number else "")
                 self.expect("kept aside, byte for byte", self.bytes(aside), content)
                 self.expect("the new history", json.loads(self.bytes()), [GOOD])
-                self.expect_in("said", f"warning: {self.path}: {note}", said[-1])
+                self.expect_in("said", f"{self.path}: {note}", said[-1])
                 self.expect_in("said where", f"; kept aside as {aside}", said[-1])
 
     def test_a_history_with_damaged_entries_keeps_the_good_ones_and_the_file_aside(self):
@@ -256,7 +266,9 @@ class Cron(State):
         cli.time.time = lambda: now
         history.boot = lambda: booted
         try:
-            return cli.main(["cron", "--config", self.config])
+            status, _, err = run_in_process(["cron", "--config", self.config])
+            self.err += err
+            return status
         finally:
             cli.time.time, history.boot = real_time, real_boot
 
@@ -268,7 +280,6 @@ class Cron(State):
                 self.expect("the night ran (its job failing)", self.cron(MIDNIGHT + 60), 1)
                 self.expect("kept aside", self.bytes(self.path + ".damaged"), content)
                 os.unlink(self.path + ".damaged")
-                self.expect_in("said so", "warning: ", self.logged())
                 self.expect("once a day", self.cron(MIDNIGHT + 120), 0)
                 os.unlink(self.path)
 
@@ -288,9 +299,7 @@ class Cron(State):
         self.expect("then once a day", self.cron(MIDNIGHT + 200, ("b1", 1000.0 + 86500)), 0)
 
     def test_the_night_writes_where_it_is_on_the_boot_clock(self):
-        entry = history.entry(type("N", (), {"started": 1.0, "scheduler": "hand", "proof": None,
-                                              "wiring": type("W", (), {"boards": ()})})(),
-                              [], 0, 2.0, None)
+        entry = history.entry(1.0, 2.0, "hand", 0, (), [], None, None, [], {}, None)
         booted = history.boot()
         if booted is None:
             self.skipTest("no boot clock here")
@@ -317,7 +326,7 @@ class Timer(harness.Case):
             out.write(f'#!/bin/sh\necho "$*" >>"{self.work}/asked"\n'
                       f'case "$1" in is-enabled) exit {enabled};; is-active) exit {active};; esac\nexit 1\n')
         os.chmod(stand_in, 0o755)
-        os.environ["PATH"] = self.work + os.pathsep + self.path
+        os.environ["PATH"] = self.work + os.pathsep + os.environ["PATH"]
 
     def test_only_a_timer_systemd_runs_keeps_cron_aside(self):
         for enabled, active, systemd, expected in ((0, 3, True, False), (0, 0, True, True), (1, 0, True, True),
@@ -344,8 +353,8 @@ class Metrics(State):
                       f'rankings_night_step_last_success_timestamp_seconds{{step="aggregate"}} {MIDNIGHT - 60}\n')
         failed = night(started=MIDNIGHT, ended=MIDNIGHT + 10, status=69,
                        steps={"fetch": {"status": 69, "tries": 4, "seconds": 9, "why": "no"}})
-        written = dict((name, samples) for name, _, samples in history.series(failed, path))
-        self.assertNotIn("rankings_night_last_success_timestamp_seconds", written)
+        written = dict((name, samples) for name, _, samples in metrics.series(failed, path, 0))
+        self.expect("no last success", written["rankings_night_last_success_timestamp_seconds"], [])
         self.expect("steps", written["rankings_night_step_last_success_timestamp_seconds"],
                     [('{step="aggregate"}', MIDNIGHT - 60)])
 
@@ -366,23 +375,15 @@ class Fifos(State):
     def test_a_fifo_never_holds_the_night_up(self):
         self.expect("metrics.carried", bounded(metrics.carried, self.fifo("rankings-night.prom"), "x"), None)
         self.expect("history.read", bounded(history.read, self.work), [])
-        for opener in (files.open_append, files.lock):
-            with self.subTest(opener=opener.__name__):
-                with self.assertRaises(OSError) as raised:
-                    bounded(opener, self.fifo(f"planted-{opener.__name__}"))
-                self.expect("why", raised.exception.strerror, "not a regular file")
+        with self.assertRaises(OSError) as raised:
+            bounded(files.lock, self.fifo("planted-lock"))
+        self.expect("why", raised.exception.strerror, "not a regular file")
         folder = os.path.join(self.work, "night")
         os.mkdir(folder)
         self.fifo(os.path.join("night", record.RECORD))
         with self.assertRaises(Damaged) as raised:
             bounded(record.read, folder, 0)
         self.expect_in("the record", "not a regular file", str(raised.exception))
-
-    def test_a_log_file_that_is_a_fifo_is_73_not_a_hang(self):
-        self.fifo("log")
-        status, _, err = bounded(run_in_process, ["run", "--config", self.config])
-        self.expect("status", status, 73)
-        self.expect_in("why", f"cannot append to RANKINGS_LOG_FILE {self.work}/log: not a regular file", err)
 
 
 class Modes(harness.Case):
@@ -391,50 +392,30 @@ class Modes(harness.Case):
         old = os.umask(0o077)
         try:
             history.append(work, GOOD, print)
-            metrics.write(os.path.join(work, "rankings-night.prom"), [("x", "x", [("", 1)])], print)
+            metrics.write(os.path.join(work, "rankings.prom"), GOOD, 0, print)
             os.close(files.lock(os.path.join(work, ".rankings.lock")))
-            os.close(files.open_append(os.path.join(work, "log")))
             os.mkdir(os.path.join(work, "night"), 0o755)
             record.write(os.path.join(work, "night"), {"mode": "full"})
             from rankings_night.snapshot import Writer
             Writer(os.path.join(work, "night", "part")).file.close()
         finally:
             os.umask(old)
-        for name in (history.NAME, "rankings-night.prom", ".rankings.lock", "log", "night/" + record.RECORD,
+        for name in (os.path.basename(paths.history(work)), "rankings.prom", ".rankings.lock", "night/" + record.RECORD,
                      "night/part"):
             with self.subTest(file=name):
                 self.expect("mode", stat.S_IMODE(os.stat(os.path.join(work, name)).st_mode), 0o644)
 
 
 class Severity(harness.Case):
-    def test_fallbacks_drift_and_bad_records_are_warnings(self):
-        rows = [
-            ("rankings-fetch-firestore: warning: rest: the incremental night is not proven, so a full read: x", "WARNING"),
-            ("rankings-fetch-firestore: warning: rest: drift: the previous night held 3 votes wrong", "WARNING"),
-            ("rankings: 5 events (3 hilarious, 2 horrible, 0 neutral), 2 bad lines, 2 jokes, 9 bytes in 0.001 s",
-             "WARNING"),
-            ("rankings: 1 event (1 hilarious, 0 horrible, 0 neutral), 1 bad line, 1 joke, 9 bytes in 0.001 s", "WARNING"),
-            ("rankings: 5 events (3 hilarious, 2 horrible, 0 neutral), 0 bad lines, 2 jokes, 9 bytes in 0.001 s", "INFO"),
-            ("/var/lib/rankings/firestore/20261127T050000Z/rating_events.ndjson:12: not a JSON object", "WARNING"),
-            ("/srv/export/output-0:record 3: no rating", "WARNING"),
-            ("rankings: 7 more bad lines not shown", "WARNING"),
-            ("rankings: error: --max-drop 1: ...", "ERROR"),
-            ("rankings-fetch-firestore: rest: 3127 documents at readTime 2026-11-27T05:00:02Z, read in 1 ranges", "INFO"),
-            ("rankings-night: fetch: try 1 of 4: /usr/libexec/rankings-fetch-firestore /var/lib/rankings/firestore", "INFO"),
-        ]
-        for line, severity in rows:
-            with self.subTest(line=line):
-                self.expect("severity", log.severity_of(line), severity)
-
-    def test_the_journal_hears_each_lines_severity(self):
+    def test_the_journal_hears_each_lines_severity_and_plain_lines_say_it(self):
         with tempfile.TemporaryFile("w+") as stream:
             status = os.fstat(stream.fileno())
             saved = os.environ.get("JOURNAL_STREAM")
             os.environ["JOURNAL_STREAM"] = f"{status.st_dev}:{status.st_ino}"
             try:
                 said = log.Log(stream=stream)
-                said("rankings: 7 more bad lines not shown", log.severity_of("rankings: 7 more bad lines not shown"),
-                     own=False)
+                said("rankings: a line of the job's", own=False)
+                said.warning("fetch: rest: the incremental night is not proven, so a full read: x")
                 said.error("failed")
                 said("done")
             finally:
@@ -445,8 +426,9 @@ class Severity(harness.Case):
             log.Log(stream=stream)("a terminal's")
             stream.seek(0)
             self.expect("lines", stream.read().splitlines(),
-                        ["<4>rankings: 7 more bad lines not shown", "<3>rankings-night: failed", "<6>rankings-night: done",
-                         "rankings-night: a terminal's"])
+                        ["<6>rankings: a line of the job's",
+                         "<4>rankings-night: warning: fetch: rest: the incremental night is not proven, so a full read: x",
+                         "<3>rankings-night: error: failed", "<6>rankings-night: done", "rankings-night: a terminal's"])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""Kept nights that share what did not change (layers.py, format 3), against the Firestore in
+"""Kept nights that share what did not change (snapshot.py's layers), against the Firestore in
 memory: each incremental night writes only its change file over hard links to the night before,
 and every kept night, read by the tests' own reader (layered.py), is the collection at its
 readTime; a compaction writes a new base; a damaged or missing layer makes the next night a full
-read; a FORMAT 2 night is built on; a fetch killed (SIGKILL) at any link, rename, sync or close
+read; 0.4.0's night (format 2, one snapshot) is built on; a fetch killed (SIGKILL) at any link, rename, sync or close
 leaves every kept night and current whole, and the next fetch succeeds."""
 import json
 import os
@@ -19,7 +19,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import layered  # noqa: E402
 from test_fetch import FetchCase, counter_id, seeded  # noqa: E402
-from rankings_night import fetch, folders, history, layers, proof, proving  # noqa: E402
+from rankings_night import folders, snapshot  # noqa: E402
 from rankings_night.snapshot import parse_time  # noqa: E402
 
 CHANGES_1, CHANGES_2 = "rating_events.changes-000001.ndjson", "rating_events.changes-000002.ndjson"
@@ -89,13 +89,12 @@ class Nights(LayerCase):
         fake.put(counter_id(3), timestamp=fake.now(), rating=1, joke_id="joke-z")  # changed a second night
         fake.put("zz-new-2", timestamp=fake.now(), rating=2, joke_id="joke-y")
         done = self.night(fake)
-        self.expect_night(done, 0, f"as {CHANGES_2} (2 written, 1 of them new; later wins by name over 2 linked layers)")
+        # zz-new-1 is read again (stamped within the 48 h margin before the last readTime) and written
+        # again with tonight's changes: a change file holds what the margin reads.
+        self.expect_night(done, 0, f"as {CHANGES_2} (3 written, 1 of them new; later wins by name over 2 linked layers)")
         second = self.folder()
-        # zz-new-1 is read again (stamped within RANKINGS_FIRESTORE_MARGIN of the last readTime)
-        # but not written again: unchanged since the last night read it.
-        self.expect_in("said", "3 documents since", done.said)
         self.expect("layers", [(l["file"], l["lines"]) for l in self.record()["layers"]],
-                    [(BASE, 200), (CHANGES_1, 2), (CHANGES_2, 2)])
+                    [(BASE, 200), (CHANGES_1, 2), (CHANGES_2, 3)])
         self.expect("shared", [self.inode(second, n) for n in (BASE, CHANGES_1)],
                     [self.inode(full, BASE), self.inode(first, CHANGES_1)])
         self.expect("bytes_written", self.record()["bytes_written"], os.path.getsize(os.path.join(second, CHANGES_2)))
@@ -118,35 +117,21 @@ class Nights(LayerCase):
         self.expect_every_night_whole(fake)
 
 
-    def test_eight_streams_read_the_margin_in_spans_of_time_each_vote_once(self):
+    def test_the_margin_is_read_each_vote_once(self):
         fake = seeded(100)
         self.expect_night(self.night(fake), 0)
         base = parse_time(layered.record(self.folder())["read_time"])
         hour = 3600 * 10**9
-        # Votes over the whole margin, one on every span's edge, and one stamped a day ahead.
-        stamps = [base - 47 * hour + i * hour * 6 for i in range(8)] + [base + 86400 * 10**9]
-        marks = fetch.slices(base - 48 * hour, base + hour, 8)
-        stamps += [parse_time(f["compositeFilter"]["filters"][0]["fieldFilter"]["value"]["timestampValue"])
-                   for f in marks if "compositeFilter" in f]
+        # Votes over the whole margin, one on its edge, and one stamped a day ahead.
+        stamps = [base - 48 * hour] + [base - 47 * hour + i * hour * 6 for i in range(8)] + [base + 86400 * 10**9]
         for i, stamp in enumerate(stamps):
             fake.put(f"zz-span-{i:02d}", timestamp=stamp, rating=5, joke_id="joke-s")
-        done = self.night(fake, RANKINGS_FIRESTORE_STREAMS=8)
+        done = self.night(fake)
         self.expect_night(done, 0, f"{len(stamps)} documents since")
         record = self.record()
         self.expect("read once each", (record["mode"], record["documents_read"], record["snapshot_documents"]),
                     ("incremental", len(stamps), 100 + len(stamps)))
         self.expect_every_night_whole(fake)
-
-    def test_the_spans_meet_without_a_gap_and_the_last_is_open(self):
-        spans = fetch.slices(0, 8 * 10**9, 4)
-        edges = [[(f["fieldFilter"]["op"], f["fieldFilter"]["value"]["timestampValue"])
-                  for f in (s["compositeFilter"]["filters"] if "compositeFilter" in s else [s])] for s in spans]
-        self.expect("spans", edges, [
-            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:00.000000Z"), ("LESS_THAN", "1970-01-01T00:00:02.000000Z")],
-            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:02.000000Z"), ("LESS_THAN", "1970-01-01T00:00:04.000000Z")],
-            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:04.000000Z"), ("LESS_THAN", "1970-01-01T00:00:06.000000Z")],
-            [("GREATER_THAN_OR_EQUAL", "1970-01-01T00:00:06.000000Z")]])
-        self.expect("one stream: the query whole", fetch.slices(0, 8 * 10**9, 1), [fetch.since_filter(0)])
 
     def test_a_night_of_no_changes_is_its_links_alone(self):
         fake = seeded(100)
@@ -171,7 +156,7 @@ class Nights(LayerCase):
     def test_when_a_compaction_is_due(self):
         base = {"file": BASE, "lines": 100, "bytes": 1000, "sha256": "a" * 64}
         change = {"file": CHANGES_1, "lines": 1, "bytes": 100, "sha256": "b" * 64}
-        rows = [  # (layers, tonight's bytes, escaped names, words or None)
+        rows = [  # (layers, tonight's bytes, tonight's names, words or None)
             ([base], 250, [], None),
             ([base], 251, [], "the change files would hold 251 bytes, over 25% of the base's 1000"),
             ([base, change], 150, [], None),
@@ -181,14 +166,15 @@ class Nights(LayerCase):
             ([base], 1, ["a\\b"], "the name a\\b is written with a JSON escape"),
             ([dict(base, bytes=0)], 1, [], "over 25% of the base's 0"),
         ]
-        for before, tonight, escaped, words in rows:
+        for before, tonight, names, words in rows:
             with self.subTest(files=len(before), tonight=tonight):
-                why = layers.compaction(before, tonight, escaped)
+                why = snapshot.compaction(before, tonight, names)
                 if words is None:
                     self.expect("no compaction", why, None)
                 else:
                     self.expect_in("why", words, why or "")
-        self.expect("escapes", [layers.needs_escape(n) for n in ("a/b", "ü", 'a"b', "a\\b", "a\nb", "a\x01")],
+        self.expect("escapes", [snapshot.compaction([base], 0, [n]) is not None
+                                for n in ("a/b", "ü", 'a"b', "a\\b", "a\nb", "a\x01")],
                     [False, False, True, True, True, True])
 
     def test_a_deleted_and_recreated_document_makes_the_counts_differ(self):
@@ -265,7 +251,8 @@ class Damage(LayerCase):
                     self.expect_in("the words", "warning: rest: the incremental night is not proven, so a full read: "
                                                "the previous snapshot cannot be built on: ", done.said)
 
-    def test_a_format_2_night_is_built_on(self):
+    def test_a_0_4_0_night_is_built_on(self):
+        # 0.4.0's record (format 2): one snapshot and its digest, no layers.
         fake = seeded(100)
         self.expect_night(self.night(fake), 0)
         old = self.folder()
@@ -273,7 +260,7 @@ class Damage(LayerCase):
         record = layered.record(old)
         base = record.pop("layers")[0]
         del record["bytes_written"], record["compacted"]
-        record.update(format=2, snapshot_sha256=base["sha256"])
+        record.update(format=2, snapshot_sha256=base["sha256"], drift_documents=0)
         os.unlink(path)
         with open(path, "w") as out:
             json.dump(record, out)
@@ -281,7 +268,16 @@ class Damage(LayerCase):
         self.expect_night(self.night(fake), 0, f"as {CHANGES_1} (1 written, 1 of them new; later wins by name over 1 linked layer)")
         self.expect("layers", self.record()["layers"][0], base)
         self.expect("the base linked", self.inode(self.folder(), BASE), self.inode(old, BASE))
-        self.expect_every_night_whole(fake)
+        self.expect_whole(fake)
+        # Its snapshot changed on disk: its digest says so, and the night reads everything.
+        with open(os.path.join(old, BASE), "r+b") as data:
+            data.seek(30)
+            data.write(b"#")
+        os.unlink(os.path.join(self.dir, "current"))
+        os.symlink(os.path.basename(old), os.path.join(self.dir, "current"))
+        done = self.night(fake)
+        self.expect_night(done, 0, f"{BASE} is not the snapshot its record describes")
+        self.expect("a full read", (self.record()["mode"], self.record()["fallback"]), ("full", True))
 
     def test_a_layer_that_cannot_be_linked_is_copied_and_said(self):
         fake = seeded(100)
@@ -307,7 +303,7 @@ CHILD = r"""
 import os, pickle, signal, sys
 sys.path[:0] = [sys.argv[4], sys.argv[5]]
 from fake_firestore import FakeFirestore
-from rankings_night import fetch, settings, snapshot
+from rankings_night import fetch, snapshot
 k, calls = int(sys.argv[1]), [0]
 def wrap(owner, name):
     real = getattr(owner, name)
@@ -324,8 +320,7 @@ fake = FakeFirestore()
 with open(sys.argv[3], "rb") as state:
     fake.versions = pickle.load(state)
 fake.last = max(v[0] for history in fake.versions.values() for v in history)
-fetch.run(sys.argv[2], settings.from_environment({"RANKINGS_FIRESTORE_PROJECT": "demo-fake",
-                                                  "RANKINGS_FIRESTORE_STREAMS": "1"}), firestore=fake)
+fetch.run(sys.argv[2], fake, lambda message, severity="INFO": None)
 print("completed", calls[0])
 """
 
@@ -380,78 +375,41 @@ class Killed(LayerCase):
 
 
 class Reading(LayerCase):
-    """What else reads a night reads its layers: the proof's refused votes, the job's bad lines
-    named by their documents, drift at a full read, and `status`."""
+    """What else reads a night reads its layers merged, later winning; and the disk kept nights hold."""
 
-    def test_the_proof_finds_refused_votes_in_every_layer_later_winning(self):
+    def test_the_lines_of_a_night_are_its_layers_merged_later_winning(self):
         fake = seeded(40)
-        fake.put("bad-then-good", timestamp=fake.now(), rating=3)          # no joke_id: refused
+        fake.put("bad-then-good", timestamp=fake.now(), rating=3)          # no joke_id
         fake.put("good-then-bad", timestamp=fake.now(), rating=2, joke_id="joke-1")
         self.expect_night(self.night(fake), 0)
         fake.put("bad-then-good", timestamp=fake.now(), rating=3, joke_id="joke-1")
         fake.put("good-then-bad", timestamp=fake.now(), rating=2)
         self.expect_night(self.night(fake), 0, f"as {CHANGES_1}")
         folder = self.folder()
-        record = layered.record(folder)
-        bad = proof.refused(layers.lines(folder, layers.of(record)))
-        self.expect("refused: the later version's", (bad.lines, [v.name for v in bad.votes]), (1, ["good-then-bad"]))
+        merged = [json.loads(line) for _, line in snapshot.merged(folder, layered.record(folder)["layers"])]
+        self.expect("the layers merged", merged, layered.documents(folder))
+        self.expect("the later version's", [d["name"].rsplit("/", 1)[1] for d in merged
+                                             if "joke_id" not in d["fields"]], ["good-then-bad"])
 
-    def test_the_proof_reads_nothing_when_the_job_refused_nothing(self):
-        folder = tempfile.mkdtemp(dir=self.work)
-        board = type("Board", (), {"output": os.path.join(folder, "all_time.json"), "flags": [], "role": "all_time"})
-        stats, report = proving.files(board)
-        with open(report, "w") as out:
-            json.dump({"bad_lines": 0, "duplicates_removed": 0}, out)
-        with open(stats, "w") as out:
-            out.write("")
-        # No layer exists: a pass over the snapshot would fail; none is made.
-        record = {"method": "rest", "read_time": "2026-01-01T00:00:00Z", "snapshot_documents": 1,
-                  "layers": [{"file": BASE, "lines": 1, "bytes": 1, "sha256": "a" * 64}]}
-
-        class Zero:
-            database_path = "projects/p/databases/(default)"
-
-            def run_aggregation_query(self, body, final=()):
-                return [{"result": {"aggregateFields": {"documents": {"integerValue": "0"}}},
-                         "readTime": "2026-01-01T00:00:00Z", "done": True}]
-        verdict = proving.prove(Zero(), record, folder, [board], "2026-01-01T00:00:00Z", 2, lambda _: None)
-        self.expect("proven without the snapshot", verdict.status, proving.PROVEN)
-
-    def test_drift_at_a_full_read_reads_the_layers(self):
-        fake = seeded(100)
-        self.expect_night(self.night(fake), 0)
-        fake.put(counter_id(1), timestamp=fake.now(), rating=5, joke_id="joke-x")
-        self.expect_night(self.night(fake), 0, f"as {CHANGES_1}")
-        # Changed in the change file, not drift; a deletion and an old-stamped new vote are.
-        fake.delete(counter_id(2))
-        fake.put("aa-late", timestamp=parse_time("2025-01-01T00:00:00Z"), rating=1, joke_id="joke-l")
-        done = self.night(fake, RANKINGS_FIRESTORE_INCREMENTAL="no")
-        self.expect_night(done, 0, "warning: rest: drift: the previous night held 2 votes wrong")
-
-    def test_status_shows_the_bytes_each_night_wrote_and_the_disk_kept_nights_hold(self):
+    def test_the_disk_kept_nights_hold_counts_a_shared_file_once(self):
         fake = seeded(100)
         self.expect_night(self.night(fake), 0)
         fake.put("zz-new", timestamp=fake.now(), rating=4, joke_id="joke-y")
         self.expect_night(self.night(fake), 0)
-        nights, held = folders.held(self.dir)
         sizes = {}
         for name in self.nights():
             for entry in os.scandir(os.path.join(self.dir, name)):
                 sizes[entry.inode()] = entry.stat().st_size
-        self.expect("distinct inodes", (nights, held), (2, sum(sizes.values())))
-        entry = {"started": 1764219600.0, "ended": 1764219610.0, "scheduler": "cron", "status": 0,
-                 "boards": ["all_time"], "steps": {"fetch": {"status": 0, "tries": 1, "seconds": 1.0, "why": None}},
-                 "fetch": {"mode": "incremental", "read_time": "2026-11-27T05:00:00Z", "documents_read": 1,
-                           "snapshot_documents": 101, "drift_documents": 0, "bytes_written": 4321,
-                           "compacted": None}}
-        import datetime
-        shown = history.show([history.check(entry)], 1, lambda t: datetime.datetime.fromtimestamp(
-            t, datetime.timezone.utc), (nights, held, self.dir))
-        self.expect_in("bytes written", "101 in the snapshot, drift 0, wrote 4.3 kB", shown)
-        self.expect_in("the disk", f"kept nights: 2 in {self.dir} hold {history.size(held)} "
-                                   "(a file nights share counted once)", shown)
-        self.expect("sizes", [history.size(n) for n in (0, 999, 1000, 4321, 3_900_000_000)],
-                    ["0 B", "999 B", "1.0 kB", "4.3 kB", "3.9 GB"])
+        self.expect("distinct inodes", folders.held(self.dir), (2, sum(sizes.values())))
+
+    def test_seven_nights_are_kept(self):
+        fake = seeded(50)
+        for i in range(9):
+            fake.put(f"zz-{i}", timestamp=fake.now(), rating=4, joke_id="joke-y")
+            self.expect_night(self.night(fake), 0)
+        self.expect("nights", len(self.nights()), folders.KEEP)
+        self.expect("current the newest", os.path.basename(self.folder()), self.nights()[-1])
+        self.expect_every_night_whole(fake)
 
 
 if __name__ == "__main__":

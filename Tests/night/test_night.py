@@ -1,48 +1,66 @@
-"""The night's policy with stand-in steps (scripts that record their arguments and exit as told):
-the order of the steps, retries only where another try can change the outcome, each try's time
-limit, the lock, root turned away, a stop, the boards made from one snapshot, the job without the
-network, and what the history, the status and rankings-night.prom say however the night ends."""
+"""The night's policy with stand-ins: the job a script that records its arguments and writes what
+it is told (its board, --report, --stats), the fetch, the proof and the publish functions that do
+as the test says. The steps and their order, the arguments each board's job gets, Firestore's
+readTime as the clock, retries only where another try can change the outcome, a stop, the lock,
+what the night refuses before it starts, the votes the job left out, and what the history, the
+status and the one metrics file say however the night ends."""
 import json
 import os
-import pwd
 import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
-from rankings_night import cli, files  # noqa: E402
+from rankings_night import cli, fetch, files, night as nights, proof, publish, settings  # noqa: E402
+from rankings_night.log import Log  # noqa: E402
+from rankings_night.snapshot import parse_time  # noqa: E402
+from rankings_night.statuses import Failure  # noqa: E402
+from rankings_night.stop import STOP  # noqa: E402
 
 NIGHT = os.path.join(harness.NIGHT, "rankings-night")
-# A step: appends its arguments (and its network namespace) to calls, takes its outcome from the
-# first line of plan/NAME ("sleep" waits for ever), and writes a document to its --output.
-STEP = r"""#!/bin/sh
-name=$(basename "$0")
+READ_TIME = "2026-11-27T05:00:02.606186Z"      # a Friday: week 2026-W48 in New York
+# The job: appends its arguments and its network namespace to `calls`, exits with the first line
+# of `plan` (none: 0), writes its --output and --stats, and its --report from `report.json`.
+JOB = r"""#!/bin/sh
 dir=$(dirname "$0")
-# The night tries the job's flags on no input (the last word "-") before the fetch: accepted.
-for last; do :; done
-if [ "$name" = rankings ] && [ "$last" = - ]; then
-    echo "$*" >>"$dir/flag-checks"
-    case " $* " in *" --top 20x "*) echo "rankings: error: --top takes a whole number, not '20x'" >&2; exit 64;; esac
-    exit 0
-fi
-trap 'echo "stopped $name" >>"$dir/calls"; exit 143' TERM
-printf '%s %s %s\n' "$name" "$(readlink /proc/self/ns/net)" "$*" >>"$dir/calls"
-env | grep '^RANKINGS_' | sort >"$dir/env.$name"
+printf '%s %s\n' "$(readlink /proc/self/ns/net)" "$*" >>"$dir/calls"
 outcome=0
-if [ -s "$dir/plan.$name" ]; then outcome=$(head -n 1 "$dir/plan.$name"); sed -i 1d "$dir/plan.$name"; fi
-echo "$name: said something"
-if [ -f "$dir/say.$name" ]; then cat "$dir/say.$name"; fi
-if [ "$outcome" = sleep ]; then
-    echo "sleeping $name" >>"$dir/calls"
-    sleep 600 & wait
-fi
-if [ "$outcome" != 0 ]; then echo "$name: error: failing with $outcome"; exit "$outcome"; fi
-while [ $# -gt 0 ]; do [ "$1" = --output ] && printf '{"fake":true}\n' >"$2"; shift; done
-exit 0
+if [ -s "$dir/plan" ]; then outcome=$(head -n 1 "$dir/plan"); sed -i 1d "$dir/plan"; fi
+echo "rankings: a line of the job's"
+if [ "$outcome" = sleep ]; then sleep 600 & wait; fi
+while [ $# -gt 0 ]; do
+    case $1 in
+        --output) printf '{"fake":true}\n' >"$2" ;;
+        --stats) printf '{"joke_id":"j1","hilarious":2,"horrible":1,"neutral":0,"ratings":3}\n' >"$2" ;;
+        --report) cp "$dir/report.json" "$2" ;;
+    esac
+    shift
+done
+if [ "$outcome" != 0 ]; then echo "rankings: error: failing with $outcome" >&2; exit "$outcome"; fi
 """
+REPORT = {"valid_events": 3, "counted_events": 3, "filtered_out": 0, "duplicates_removed": 0, "hilarious": 2,
+          "horrible": 1, "neutral": 0, "bad_lines": 0, "left_out_documents": 0, "replaced_lines": 0,
+          "distinct_jokes": 1, "input_bytes": 100, "seconds": 0.01, "exit_status": 0, "refused": []}
+
+
+class Verdict:
+    def __init__(self, status, lines=(), mismatches=(), index_commands=()):
+        self.status, self.lines, self.mismatches = status, list(lines), list(mismatches)
+        self.index_commands, self.queries = list(index_commands), 4
+
+    def entry(self):
+        return {"status": self.status, "lines": self.lines, "mismatches": self.mismatches,
+                "index_commands": self.index_commands, "queries": self.queries}
+
+
+class Client:
+    """What the night hands the steps; the stand-ins below never call it."""
+    class transport:
+        deadline = None
 
 
 class Night(harness.Case):
@@ -50,358 +68,375 @@ class Night(harness.Case):
         self.work = tempfile.mkdtemp(prefix="rankings-night-test.")
         self.bin = os.path.join(self.work, "bin")
         os.makedirs(self.bin)
-        for name in ("rankings", "fetch", "publish"):
-            path = os.path.join(self.bin, name)
-            with open(path, "w") as out:
-                out.write(STEP)
-            os.chmod(path, 0o755)
+        with open(os.path.join(self.bin, "rankings"), "w") as out:
+            out.write(JOB)
+        os.chmod(os.path.join(self.bin, "rankings"), 0o755)
+        self.path = os.environ["PATH"]
+        os.environ["PATH"] = f"{self.bin}:{self.path}"
         self.state = os.path.join(self.work, "state")
-        os.makedirs(os.path.join(self.state, "exports", "night1"))
-        os.symlink("night1", os.path.join(self.state, "exports", "current"))
+        os.makedirs(os.path.join(self.work, "exports", "night1"))
+        os.symlink("night1", os.path.join(self.work, "exports", "current"))
+        self.report()
+        self.saved = {(m, n): getattr(m, n, None) for m, n in ((fetch, "run"), (proof, "probe"), (proof, "prove"),
+                                                         (publish, "publish"), (proof, "counts"), (proof, "limit"))}
+        self.events, self.fetches, self.proofs, self.publishes = [], [], [], []
+        self.missing, self.read_time = [], READ_TIME
+        fetch.run = self.fake_fetch
+        proof.probe = lambda firestore, monthly, say: (self.missing, 0.01)
+        proof.prove = self.fake_prove
+        proof.counts = lambda path: 4
+        proof.limit = lambda counts: 300
+        publish.publish = self.fake_publish
 
-    def configure(self, **more):
-        settings = {"RANKINGS_EXPORTS": f"{self.state}/exports/current", "RANKINGS_OUTPUT": f"{self.state}/all_time.json",
-                    "RANKINGS_BIN": f"{self.bin}/rankings", "RANKINGS_FETCH": f'"{self.bin}/fetch DIR"',
-                    "RANKINGS_PUBLISH": f"{self.bin}/publish", "RANKINGS_METRICS": f"{self.state}/rankings.prom",
-                    "RANKINGS_RETRY_PAUSE_SECONDS": "0", "RANKINGS_FLAGS": '"--max-drop 1"'}
-        settings.update(more)
+    def tearDown(self):
+        os.environ["PATH"] = self.path
+        for (module, name), value in self.saved.items():
+            setattr(module, name, value)
+        STOP.reset()
+
+    def fake_fetch(self, directory, firestore, say, full_because=None, compressed=False):
+        self.events.append("fetch")
+        outcome = self.fetches.pop(0) if self.fetches else None
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if callable(outcome):
+            outcome()
+        os.makedirs(os.path.join(directory, "n1"), exist_ok=True)
+        if not os.path.lexists(os.path.join(directory, "current")):
+            os.symlink("n1", os.path.join(directory, "current"))
+        self.full_because = full_because
+        mode = "full" if full_because else "incremental"
+        say(f"rest: a stand-in {mode} read")
+        return {"mode": mode, "read_time": self.read_time, "documents_read": 3, "snapshot_documents": 3,
+                "drift_documents": 0, "full_reason": full_because, "fallback": False}
+
+    def fake_prove(self, firestore, read_time, boards, say):
+        self.events.append("prove")
+        self.proved = boards
+        outcome = self.proofs.pop(0) if self.proofs else Verdict("proven", [f"{b[0]}: proven" for b in boards])
+        if callable(outcome):
+            outcome = outcome()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        for line in outcome.lines:
+            say(line)
+        return outcome
+
+    def fake_publish(self, firestore, path, name, read_time, max_drop, binary, say):
+        self.events.append(f"publish {name}")
+        outcome = self.publishes.pop(0) if self.publishes else "written"
+        if callable(outcome):
+            outcome = outcome()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        self.max_drops = getattr(self, "max_drops", []) + [max_drop]
+        return outcome
+
+    def report(self, **changes):
+        with open(os.path.join(self.bin, "report.json"), "w") as out:
+            json.dump(dict(REPORT, **changes), out)
+
+    def configure(self, firestore=True, **more):
+        given = {"RANKINGS_STATE_DIRECTORY": self.state, "RANKINGS_METRICS": f"{self.state}/rankings.prom"}
+        given.update({"RANKINGS_FIRESTORE_PROJECT": "p1"} if firestore else
+                     {"RANKINGS_EXPORTS": f"{self.work}/exports/current"})
+        given.update(more)
         self.config = os.path.join(self.work, "rankings.conf")
         with open(self.config, "w") as out:
-            out.writelines(f"{k}={v}\n" for k, v in settings.items() if v is not None)
+            out.writelines(f"{k}={v}\n" for k, v in given.items() if v is not None)
+        return settings.read_file(self.config)
 
-    def plan(self, step, *outcomes):
-        with open(os.path.join(self.bin, f"plan.{step}"), "w") as out:
+    def plan(self, *outcomes):
+        with open(os.path.join(self.bin, "plan"), "w") as out:
             out.writelines(f"{o}\n" for o in outcomes)
 
-    def calls(self):
+    def night(self, s=None, max_drop=None, pause=0):
+        s = s or settings.read_file(self.config)
+        self.lines = []
+        log = Log(form="json", stream=self)
+        try:
+            return nights.Night(s, log, "hand", max_drop, dict(os.environ), Client(), pause=pause).run()
+        except Failure as failure:
+            self.lines.append({"severity": "ERROR", "message": str(failure)})
+            return failure.status
+
+    def write(self, line):      # the log's stream
+        if line.strip():
+            self.lines.append(json.loads(line))
+
+    def flush(self):
+        pass
+
+    def said(self, severity=None):
+        return [line["message"] for line in self.lines if severity is None or line["severity"] == severity]
+
+    def jobs(self):
         try:
             with open(os.path.join(self.bin, "calls")) as f:
-                return [line.split(" ", 2) for line in f.read().splitlines()]
+                return [line.split(" ", 1) for line in f.read().splitlines()]
         except FileNotFoundError:
             return []
-
-    def night(self, *extra, timeout=120):
-        return harness.run([NIGHT, "run", "--config", self.config, *extra], timeout=timeout)
-
-    def metrics(self):
-        with open(os.path.join(self.state, "rankings-night.prom")) as f:
-            return dict(line.split() for line in f if not line.startswith("#"))
 
     def history(self):
         with open(os.path.join(self.state, ".rankings-nights.json")) as f:
             return json.load(f)
 
-    def test_a_night_runs_fetch_then_every_board_from_one_snapshot_then_publishes_each(self):
+    def metrics(self):
+        with open(os.path.join(self.state, "rankings.prom")) as f:
+            return dict(line.split() for line in f if not line.startswith("#"))
+
+    def test_a_firestore_night_fetches_makes_every_board_proves_then_publishes_each(self):
         self.configure(RANKINGS_MONTHLY="yes")
-        done = self.night()
-        self.expect_exit(done, 0, "rankings-night: night done")
-        calls = self.calls()
-        self.expect("steps", [c[0] for c in calls], ["fetch", "rankings", "rankings", "publish", "publish"])
-        all_time, monthly = calls[1][2].split(), calls[2][2].split()
-        self.expect("one snapshot, resolved", (all_time[-1], monthly[-1]), (f"{self.state}/exports/night1",) * 2)
-        self.expect("one computed_at", all_time[2], monthly[2])
-        self.expect("all-time flags", all_time[3:], ["--max-drop", "1", "--metrics", f"{self.state}/rankings.prom",
-                                                    "--output", f"{self.state}/all_time.json", all_time[-1]])
-        self.expect("monthly flags", monthly[3:], ["--max-drop", "1", "--max-drop", "100", "--allow-empty", "--since",
-                                                  "-30d", "--week-document", "--output", f"{self.state}/monthly.json",
-                                                  monthly[-1]])
-        self.expect("published", [c[2] for c in calls[3:]], [f"{self.state}/all_time.json", f"{self.state}/monthly.json"])
-        self.expect_in("a step's own line relayed", "rankings: said something", done.stderr)
+        self.expect("status", self.night(), 0)
+        self.expect("steps", self.events, ["fetch", "prove", "publish all_time", "publish 2026-W48"])
+        (_, all_time), (_, monthly) = self.jobs()
+        all_time, monthly = all_time.split(), monthly.split()
+        snapshot = os.path.realpath(os.path.join(self.state, "firestore", "current"))
+        self.expect("one snapshot", (all_time[-1], monthly[-1]), (snapshot, snapshot))
+        common = ["aggregate", "--quiet", "--computed-at", READ_TIME, "--max-invalid", "1%"]
+        self.expect("all-time", all_time, common + [
+            "--report", f"{self.state}/.all_time.report.json", "--stats", f"{self.state}/.all_time.stats.ndjson",
+            "--output", f"{self.state}/all_time.json", "--max-drop", "1", snapshot])
+        self.expect("30-day", monthly, common + [
+            "--report", f"{self.state}/.monthly.report.json", "--stats", f"{self.state}/.monthly.stats.ndjson",
+            "--output", f"{self.state}/monthly.json", "--max-drop", "100", "--allow-empty", "--since",
+            "2026-10-28T05:00:02.606186Z", "--week-document", snapshot])
+        self.expect("the proof's boards", [(b[0], b[3]) for b in self.proved],
+                    [("all_time", None), ("monthly", parse_time(READ_TIME) - 30 * 86400 * 10**9)])
+        self.expect("the guard on the all-time board only", self.max_drops, [1.0, None])
+        self.expect_in("the job's own line relayed", "rankings: a line of the job's", self.said())
+        self.expect_in("its counts from its report", "aggregate: all_time: 3 votes (2 hilarious, 1 horrible, 0 neutral), "
+                                                     "1 jokes", " ".join(self.said()))
+        last = self.history()[-1]
+        self.expect("published", last["published"], ["weekly_rankings/all_time", "weekly_rankings/2026-W48"])
+        self.expect("history's fetch", last["fetch"]["read_time"], READ_TIME)
         metrics = self.metrics()
         self.expect("status", metrics["rankings_night_last_run_exit_status"], "0")
-        self.expect("publish", metrics['rankings_night_step_exit_status{step="publish"}'], "0")
-        self.assertIn("rankings_night_last_success_timestamp_seconds", metrics)
+        self.expect("proven", metrics["rankings_night_boards_proven"], "1")
+        self.expect("the fetch's series in the one file", metrics["rankings_fetch_documents_read"], "3")
 
-    def test_the_jobs_flags_are_tried_before_the_fetch(self):
-        # 0.4 found `--top 20x` after a 25,000-document full read (64), every night.
-        self.configure(RANKINGS_FLAGS='"--max-drop 1 --top 20x"')
-        done = self.night()
-        self.expect_exit(done, 78, "RANKINGS_FLAGS: rankings aggregate refuses --max-drop 1 --top 20x: "
-                                   "rankings: error: --top takes a whole number, not '20x'; nothing was run")
-        self.expect("nothing ran", self.calls(), [])
-        self.configure()
-        done = self.night("--", "--top", "20x")
-        self.expect_exit(done, 64, "rankings-night run --: rankings aggregate refuses --top 20x")
-        self.expect("nothing ran", self.calls(), [])
-        with open(os.path.join(self.bin, "flag-checks")) as checks:
-            tried = [line.split(" --output ")[0] for line in checks.read().splitlines()]
-        self.expect("what was tried", tried, ["aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics ",
-                                              "aggregate --quiet --allow-empty --max-drop 1 --metrics ",
-                                              "aggregate --quiet --allow-empty --max-drop 1 --top 20x --metrics "])
+    def test_firestores_readtime_is_the_clock_whatever_the_machines(self):
+        self.configure(RANKINGS_MONTHLY="yes")
+        real = time.time
+        for days in (-2, 2):
+            with self.subTest(days=days):
+                nights.time.time = lambda: real() + days * 86400
+                try:
+                    self.events.clear()
+                    self.expect("status", self.night(), 0)
+                finally:
+                    nights.time.time = real
+                self.expect("the week's document", self.events[-1], "publish 2026-W48")
+                self.expect("computed_at", self.jobs()[-1][1].split()[3], READ_TIME)
+                self.expect_in("said", "this machine's clock is", " ".join(self.said("WARNING")))
 
-    def test_a_bad_line_of_the_snapshot_is_named_by_its_firestore_document(self):
-        # The snapshot goes with a container's task: the log names the document, as Firestore does.
-        night = os.path.join(self.state, "exports", "night1")
-        with open(os.path.join(night, "rating_events.ndjson"), "w") as out:
-            for name in ("a1", "bad1"):
-                out.write(json.dumps({"name": f"projects/p/databases/(default)/documents/rating_events/{name}",
-                                      "fields": {}}) + "\n")
-        with open(os.path.join(self.bin, "say.rankings"), "w") as out:
-            out.write(f"{night}/rating_events.ndjson:2: invalid record: rating is not a number\n")
-        self.configure(RANKINGS_LOG_FORMAT="json")
-        done = self.night()
-        self.expect_exit(done, 0)
-        said = [json.loads(line) for line in done.stderr.splitlines() if "invalid record" in line]
-        self.expect("the line, with its document, as a warning", [(s["severity"], s["message"]) for s in said],
-                    [("WARNING", f"{night}/rating_events.ndjson:2: invalid record: rating is not a number "
-                                 "(Firestore document rating_events/bad1)")])
-
-    def test_a_bad_line_of_a_change_file_is_named_by_its_firestore_document(self):
-        night = os.path.join(self.state, "exports", "night1")
-        changes = "rating_events.changes-000002.ndjson"
-        with open(os.path.join(night, changes), "w") as out:
-            for name in ("b1", "b2", "bad2"):
-                out.write(json.dumps({"name": f"projects/p/databases/(default)/documents/rating_events/{name}",
-                                      "fields": {}}) + "\n")
-        with open(os.path.join(self.bin, "say.rankings"), "w") as out:
-            out.write(f"{night}/{changes}:3: invalid record: rating is not a number\n")
-        self.configure(RANKINGS_LOG_FORMAT="json")
-        done = self.night()
-        self.expect_exit(done, 0)
-        said = [json.loads(line)["message"] for line in done.stderr.splitlines() if "invalid record" in line]
-        self.expect("the line, with its document", said, [f"{night}/{changes}:3: invalid record: rating is not a "
-                                                          "number (Firestore document rating_events/bad2)"])
-
-    def test_the_job_runs_without_the_network(self):
-        self.configure()
-        self.expect_exit(self.night(), 0)
-        namespaces = {c[0]: c[1] for c in self.calls()}
-        self.assertNotEqual(namespaces["rankings"], os.readlink("/proc/self/ns/net"), "the job has the network")
-        self.expect("the fetch has it", namespaces["fetch"], os.readlink("/proc/self/ns/net"))
+    def test_a_night_without_firestore_makes_the_boards_from_the_exports(self):
+        self.configure(firestore=False)
+        self.expect("status", self.night(), 0)
+        self.expect("no Firestore step", self.events, [])
+        (_, job), = self.jobs()
+        self.expect("the exports, resolved", job.split()[-1], f"{self.work}/exports/night1")
+        last = self.history()[-1]
+        self.expect("steps", list(last["steps"]), ["aggregate"])
+        self.expect("no fetch series", any(k.startswith("rankings_fetch_") for k in self.metrics()), False)
 
     def test_a_step_is_tried_again_only_when_another_try_can_succeed(self):
-        rows = [  # (step, outcomes, night's status, tries, steps run after it)
-            ("fetch", [69, 75, 0], 0, 3, ["rankings", "publish"]),
-            ("fetch", [69, 69, 69, 69, 0], 69, 4, []),
-            ("fetch", [78], 78, 1, []),
-            ("fetch", [3, 3, 3, 3], 69, 4, []),                 # a hook's own status
-            ("rankings", [74, 0], 0, 2, ["publish"]),
-            ("rankings", [65], 65, 1, []),
-            ("rankings", [64], 64, 1, []),
-            ("publish", [65], 65, 1, []),
-            ("publish", [69, 69, 69, 69], 69, 4, []),
+        rows = [  # (where, outcomes, night's status, tries of that step)
+            ("fetch", [Failure(69, "x"), Failure(75, "y"), None], 0, 3),
+            ("fetch", [Failure(69, "x")] * 5, 69, 4),
+            ("fetch", [Failure(78, "no token")], 78, 1),
+            ("job", [74, 0], 0, 2),
+            ("job", [65], 65, 1),
+            ("job", [64], 64, 1),
+            ("publish", [Failure(65, "guard")], 65, 1),
+            ("publish", [Failure(69, "x")] * 4, 69, 4),
         ]
-        for step, outcomes, status, tries, after in rows:
-            with self.subTest(step=step, outcomes=outcomes):
+        for where, outcomes, status, tries in rows:
+            with self.subTest(where=where, outcomes=outcomes):
+                self.tearDown()
                 self.setUp()
                 self.configure()
-                self.plan(step, *outcomes)
-                self.expect_exit(self.night(), status)
-                names = [c[0] for c in self.calls()]
-                self.expect("tries", names.count(step), tries)
-                order = ["fetch", "rankings", "publish"]
-                self.expect("later steps", [n for n in dict.fromkeys(names) if order.index(n) > order.index(step)], after)
+                if where == "job":
+                    self.plan(*outcomes)
+                else:
+                    getattr(self, {"fetch": "fetches", "publish": "publishes"}[where]).extend(outcomes)
+                self.expect("status", self.night(), status)
+                count = len(self.jobs()) if where == "job" else self.events.count(where if where == "fetch"
+                                                                                  else "publish all_time")
+                self.expect("tries", count, tries)
                 last = self.history()[-1]
-                key = {"rankings": "aggregate"}.get(step, step)
-                self.expect("history", (last["status"], last["steps"][key]["tries"]), (status, tries))
-                metrics = self.metrics()
-                for name in ("fetch", "aggregate", "publish"):
-                    self.assertIn(f'rankings_night_step_exit_status{{step="{name}"}}', metrics)
-                if status:
-                    self.expect_in("why", "error: failing with", last["steps"][key]["why"])
+                step = {"job": "aggregate"}.get(where, where)
+                self.expect("history", (last["status"], last["steps"][step]["tries"]), (status, tries))
 
-    def test_a_try_is_stopped_at_its_limit(self):
-        self.configure(RANKINGS_FETCH_TIMEOUT_SECONDS="1", RANKINGS_RETRIES="1")
-        self.plan("fetch", "sleep", "sleep")
-        done = self.night()
-        self.expect_exit(done, 69, "fetch: failed with status 124 (stopped at its limit of 1s) on try 2")
-        self.expect("tries, each stopped with TERM", [c[:2] for c in self.calls() if c[0] == "stopped"],
-                    [["stopped", "fetch"]] * 2)
-        self.expect("nothing after it", {c[0] for c in self.calls()}, {"fetch", "sleeping", "stopped"})
+    def test_a_stop_during_the_proof_publishes_nothing_and_says_so(self):
+        self.configure(RANKINGS_MONTHLY="yes")
 
-    def test_a_failed_night_carries_the_last_success_over(self):
+        def stopped():
+            self.night_signal(signal.SIGTERM)
+            return Verdict("proven", ["all_time: proven"])
+        self.proofs.append(stopped)
+        self.expect("status", self.night(), 143)
+        self.expect("nothing published", [e for e in self.events if e.startswith("publish")], [])
+        last = self.history()[-1]
+        self.expect("history", (last["status"], last["stopped_by"], last["published"]), (143, "SIGTERM", []))
+        self.expect("publish not run", "publish" in last["steps"], False)
+        self.expect("metrics", self.metrics()['rankings_night_step_exit_status{step="publish"}'], "-1")
+
+    def test_a_stop_during_the_publish_keeps_what_was_published(self):
+        self.configure(RANKINGS_MONTHLY="yes")
+
+        def stopped():
+            self.night_signal(signal.SIGINT)
+            return "written"
+        self.publishes.append(stopped)
+        self.expect("status", self.night(), 130)
+        self.expect("the second board not published", self.events[-1], "publish all_time")
+        self.expect("recorded", self.history()[-1]["published"], ["weekly_rankings/all_time"])
+
+    def night_signal(self, signum):
+        os.kill(os.getpid(), signum)
+        time.sleep(0.1)     # the handler runs between bytecodes of the main thread
+
+    def test_a_stop_during_the_job_ends_the_job(self):
         self.configure()
-        self.expect_exit(self.night(), 0)
-        success = self.metrics()["rankings_night_last_success_timestamp_seconds"]
-        self.plan("publish", 69, 69, 69, 69)
-        self.expect_exit(self.night(), 69)
-        metrics = self.metrics()
-        self.expect("carried over", metrics["rankings_night_last_success_timestamp_seconds"], success)
-        self.expect("publish", metrics['rankings_night_step_exit_status{step="publish"}'], "69")
-        self.plan("fetch", 78)
-        self.expect_exit(self.night(), 78)
-        metrics = self.metrics()
-        self.expect("not run", (metrics['rankings_night_step_exit_status{step="aggregate"}'],
-                                metrics['rankings_night_step_exit_status{step="publish"}']), ("-1", "-1"))
-        status = harness.run([NIGHT, "status", "--config", self.config, "-n", "3"])
-        self.expect_exit(status, 0)
-        self.expect_in("status", "FAILED 78 (settings)", status.stdout)
-        self.expect_in("status", "aggregate not run", status.stdout)
-        self.expect_in("status", "publish   failed 69 (unavailable), 4 tries", status.stdout)
+        self.plan("sleep")
+        timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+        self.fetches.append(timer.start)
+        self.expect("status", self.night(), 143)
+        self.expect("no proof", self.events, ["fetch"])
+        self.expect("history", self.history()[-1]["steps"]["aggregate"]["status"], 143)
+
+    def test_boards_that_disagree_after_an_incremental_night_are_read_made_and_proved_again(self):
+        self.configure()
+        self.proofs.append(Verdict("mismatch", ["all_time: disagrees"], ["joke j1: hilarious 2 on the board, 3 in Firestore"]))
+        self.expect("status", self.night(), 0)
+        self.expect("steps", self.events, ["fetch", "prove", "fetch", "prove", "publish all_time"])
+        self.expect_in("why", "tonight's boards disagreed with Firestore (joke j1", self.full_because)
+        self.expect("the job twice", len(self.jobs()), 2)
+
+    def test_boards_that_disagree_after_a_full_read_are_65_and_not_published(self):
+        self.configure()
+        self.missing = ["gcloud firestore indexes composite create ..."]
+        self.proofs.append(Verdict("mismatch", ["all_time: disagrees"], ["joke j1: hilarious 2 on the board, 3 in Firestore"]))
+        self.expect("status", self.night(), 65)
+        self.expect("not published", self.events, ["fetch", "prove"])
+
+    def test_boards_that_cannot_be_proven_are_made_from_a_full_read_and_published_marked_unproven(self):
+        self.configure()
+        self.missing = ["gcloud firestore indexes composite create --collection-group=rating_events ..."]
+        self.proofs.append(Verdict("unproven", ["all_time: unproven: no index"], index_commands=self.missing))
+        self.expect("status", self.night(), 0)
+        self.expect("one full read", self.events, ["fetch", "prove", "publish all_time"])
+        self.expect_in("why", "cannot be proven", self.full_because)
+        self.expect_in("said", "the boards are published unproven; make the index: gcloud firestore indexes",
+                       " ".join(self.said("WARNING")))
+        self.expect("metric", self.metrics()["rankings_night_boards_proven"], "0")
+        self.expect("history", self.history()[-1]["proof"]["status"], "unproven")
+
+    def test_the_votes_the_job_left_out_are_named_by_their_firestore_document(self):
+        self.configure()
+        refused = [{"input": "x", "line": n, "document": f"projects/p1/databases/(default)/documents/rating_events/d{n}",
+                    "reason": "joke_id is missing", "joke_id": None, "firestore_kind": "hilarious"} for n in range(12)]
+        self.report(bad_lines=12, refused=refused)
+        self.expect("status", self.night(), 0)
+        warned = self.said("WARNING")
+        self.expect("the first ten, then how many more",
+                    [w for w in warned if "left out" in w],
+                    [f"rankings-night: warning: aggregate: all_time: left out rating_events/d{n}: joke_id is missing"
+                     for n in range(10)] + [f"rankings-night: warning: aggregate: all_time: and 2 more left out ({self.state}/.all_time.report.json names them all)"])
+        self.expect("history", self.history()[-1]["refused"], {"all_time": 12})
+        self.expect("metric", self.metrics()['rankings_night_refused_votes{board="all_time"}'], "12")
+
+    def test_a_failed_fetch_shows_tonights_attempt_never_an_earlier_nights(self):
+        self.configure()
+        failure = Failure(69, "no whole answer")
+        failure.record = {"mode": "full", "documents_read": 700}
+        self.fetches.extend([failure] * 4)
+        self.expect("status", self.night(), 69)
+        fetched = self.history()[-1]["fetch"]
+        self.expect("tonight's figures", (fetched["mode"], fetched["documents_read"]), ("full", 700))
+        self.expect("no read time of another night", "read_time" in fetched, False)
+        self.expect("snapshot series", self.metrics()["rankings_fetch_snapshot_documents"], "0")
 
     def test_another_night_holding_the_lock_is_75_and_nothing_runs(self):
         self.configure()
+        os.makedirs(self.state)
         held = files.lock(os.path.join(self.state, ".rankings.lock"))
         try:
-            self.expect_exit(self.night(), 75, "another night holds")
+            self.expect("status", self.night(), 75)
         finally:
             os.close(held)
-        self.expect("calls", self.calls(), [])
+        self.expect("nothing ran", (self.events, self.jobs()), ([], []))
 
-    def test_root_is_turned_away_where_another_user_keeps_the_files(self):
-        if os.geteuid() != 0:
-            self.skipTest("needs root")
+    def test_a_fifo_where_the_night_or_the_job_writes_is_73_at_once(self):
+        for name in ("rankings.prom", ".all_time.stats.ndjson", ".all_time.report.json", "all_time.json",
+                     ".rankings-nights.json"):
+            with self.subTest(name=name):
+                self.tearDown()
+                self.setUp()
+                self.configure()
+                os.makedirs(self.state)
+                os.mkfifo(os.path.join(self.state, name))
+                self.expect("status", self.night(), 73)
+                self.expect_in("said", f"{self.state}/{name} is a FIFO, not a regular file", " ".join(self.said()))
+                self.expect("nothing ran", (self.events, self.jobs()), ([], []))
+                self.assertTrue(stat.S_ISFIFO(os.lstat(os.path.join(self.state, name)).st_mode))
+
+    def test_a_04_file_is_named_once_in_the_nights_log(self):
+        self.configure(firestore=False, RANKINGS_FLAGS='"--max-drop 1"')
+        self.expect("status", self.night(), 0)
+        warned = [w for w in self.said("WARNING") if "settings of 0.4" in w]
+        self.expect("one warning", len(warned), 1)
+
+    def test_the_job_runs_without_the_network(self):
         self.configure()
-        nobody = pwd.getpwnam("nobody")
-        os.chown(self.state, nobody.pw_uid, nobody.pw_gid)
-        self.expect_exit(self.night(), 64, "run it as that user (sudo -u nobody")
-        self.expect("calls", self.calls(), [])
-        self.assertFalse(os.path.exists(os.path.join(self.state, ".rankings.lock")))
+        self.expect("status", self.night(), 0)
+        self.assertNotEqual(self.jobs()[0][0], os.readlink("/proc/self/ns/net"), "the job has the network")
 
-    def test_a_refused_setting_runs_nothing(self):
-        self.configure(RANKINGS_FLAG='"--max-drop 1"')
-        self.expect_exit(self.night(), 78, "unknown setting RANKINGS_FLAG (did you mean RANKINGS_FLAGS?)")
-        self.expect("calls", self.calls(), [])
-        self.assertFalse(os.path.exists(os.path.join(self.state, ".rankings-nights.json")))
-
-    def test_a_stopped_night_stops_its_step_and_says_so(self):
+    def test_accepting_a_drop_once_gives_the_job_and_the_publish_the_same_guard(self):
         self.configure()
-        self.plan("fetch", "sleep")
-        import subprocess
-        night = subprocess.Popen([NIGHT, "run", "--config", self.config], stderr=subprocess.PIPE, text=True)
-        for _ in range(600):
-            if any(c[0] == "sleeping" for c in self.calls()):
-                break
-            time.sleep(0.05)
-        night.send_signal(signal.SIGTERM)
-        _, err = night.communicate(timeout=60)
-        self.expect("status", night.returncode, 143)
-        self.expect("the step got TERM", self.calls()[-1][:2], ["stopped", "fetch"])
-        self.expect("history", self.history()[-1]["status"], 143)
-        self.expect_in("said", "fetch: stopped by SIGTERM", err)
+        self.expect("status", self.night(max_drop="100"), 0)
+        self.expect("the job's", self.jobs()[0][1].split()[-3:-1], ["--max-drop", "100"])
+        self.expect("the publish's", self.max_drops, [100.0])
 
-    def test_a_log_file_is_made_readable_and_never_through_a_link(self):
-        log = os.path.join(self.state, "night.log")
-        self.configure(RANKINGS_LOG_FILE=log)
-        old = os.umask(0o077)
-        try:
-            self.expect_exit(self.night(), 0)
-        finally:
-            os.umask(old)
-        self.expect("mode", stat.S_IMODE(os.stat(log).st_mode), 0o644)
-        with open(log) as f:
-            self.expect_in("log", "]: night done: the boards are written", f.read())
-        os.unlink(log)
-        victim = os.path.join(self.work, "victim")
-        with open(victim, "w") as f:
-            f.write("mine\n")
-        os.symlink(victim, log)
-        self.expect_exit(self.night(), 73, "cannot append to RANKINGS_LOG_FILE")
-        with open(victim) as f:
-            self.expect("untouched", f.read(), "mine\n")
-
-    def test_the_steps_get_the_settings_read_and_no_other_rankings_variable(self):
-        self.configure(RANKINGS_FIRESTORE_PROJECT="jokes")
-        environ = dict(os.environ, RANKINGS_INCLUDE="/etc/x", RANKINGS_FIRESTORE_PROJECT="other", RANKINGS_CPU="portable")
-        self.expect_exit(harness.run([NIGHT, "run", "--config", self.config], env=environ), 0)
-        with open(os.path.join(self.bin, "env.fetch")) as f:
-            seen = dict(line.rstrip("\n").split("=", 1) for line in f)
-        self.expect("project", seen.get("RANKINGS_FIRESTORE_PROJECT"), "jokes")
-        self.expect("the caller's own", seen.get("RANKINGS_INCLUDE"), None)
-        self.expect("rankings's own variable", seen.get("RANKINGS_CPU"), "portable")
-
-    def test_flags_by_hand_go_after_the_configurations(self):
+    def test_a_failed_night_carries_the_last_success_over(self):
         self.configure()
-        self.expect_exit(self.night("--", "--max-drop", "100"), 0)
-        job = self.calls()[1][2].split()
-        self.expect("flags", job[3:7], ["--max-drop", "1", "--max-drop", "100"])
+        self.expect("status", self.night(), 0)
+        success = self.metrics()["rankings_night_last_success_timestamp_seconds"]
+        self.publishes.extend([Failure(69, "x")] * 4)
+        self.expect("status", self.night(), 69)
+        metrics = self.metrics()
+        self.expect("carried over", metrics["rankings_night_last_success_timestamp_seconds"], success)
+        self.expect("publish", metrics['rankings_night_step_exit_status{step="publish"}'], "69")
 
-    def test_a_history_nested_50000_deep_is_kept_aside_and_the_night_still_ends_well(self):
+    def test_0_4s_metrics_files_beside_the_one_are_removed(self):
         self.configure()
-        damaged = ("[" * 50000 + "]" * 50000).encode()
-        with open(os.path.join(self.state, ".rankings-nights.json"), "wb") as out:
-            out.write(damaged)
-        done = self.night()
-        self.expect_exit(done, 0, "warning: ")
-        self.expect_in("said", ".rankings-nights.json: not JSON (RecursionError", done.stderr)
-        self.expect("tonight's night", [n["status"] for n in self.history()], [0])
-        with open(os.path.join(self.state, ".rankings-nights.json.damaged"), "rb") as f:
-            self.expect("kept aside", f.read(), damaged)
-        self.expect("metrics", self.metrics()["rankings_night_last_run_exit_status"], "0")
-
-    def test_a_fifo_at_the_metrics_path_holds_nothing_up(self):
-        self.configure()
-        fifo = os.path.join(self.state, "rankings-night.prom")
-        os.mkfifo(fifo)
-        self.plan("publish", 65)        # a failed night reads the old file for the last success
-        self.expect_exit(self.night(timeout=60), 65)
-        self.assertTrue(stat.S_ISREG(os.lstat(fifo).st_mode), "the FIFO replaced by the metrics")
-        self.expect("metrics", self.metrics()["rankings_night_last_run_exit_status"], "65")
-
-    def test_every_file_the_night_makes_is_0644_under_umask_077(self):
-        self.configure(RANKINGS_LOG_FILE=f"{self.state}/night.log")
-        old = os.umask(0o077)
-        try:
-            self.expect_exit(self.night(), 0)
-        finally:
-            os.umask(old)
-        for name in ("night.log", ".rankings-nights.json", "rankings-night.prom", ".rankings.lock"):
-            with self.subTest(file=name):
-                self.expect("mode", stat.S_IMODE(os.stat(os.path.join(self.state, name)).st_mode), 0o644)
-
-    def last_line(self, done):
-        return json.loads([line for line in done.stderr.splitlines() if line.startswith("{")][-1])
-
-    def test_the_last_line_has_only_tonights_fetch_figures(self):
-        # The shipped fetch runs in the night's process; here against a port nobody listens on,
-        # after an earlier night whose record `current` still names.
-        folder = os.path.join(self.state, "firestore", "20261127T050000Z")
-        os.makedirs(folder)
-        os.symlink("20261127T050000Z", os.path.join(self.state, "firestore", "current"))
-        with open(os.path.join(folder, ".night.json"), "w") as out:
-            json.dump({"format": 2, "method": "export", "mode": "full", "project": "jokes", "database": "(default)",
-                       "collection": "rating_events", "documents_read": 5000}, out)
-        self.configure(RANKINGS_FETCH=f'"/usr/libexec/rankings-fetch-firestore {self.state}/firestore"',
-                       RANKINGS_EXPORTS=None, RANKINGS_FIRESTORE_PROJECT="jokes", RANKINGS_LOG_FORMAT="json",
-                       RANKINGS_RETRIES="0", RANKINGS_FIRESTORE_ATTEMPTS="1", FIRESTORE_EMULATOR_HOST="127.0.0.1:1")
-        done = self.night()
-        self.expect_exit(done, 69)
-        last = self.last_line(done)
-        self.expect("a failed fetch's night", {k: last.get(k) for k in ("status", "mode", "documents_read")},
-                    {"status": 69, "mode": None, "documents_read": None})
-
-    def test_a_platforms_retry_is_named_in_the_starting_line(self):
-        self.configure()
-        done = harness.run([NIGHT, "run", "--config", self.config], env=dict(os.environ, CLOUD_RUN_TASK_ATTEMPT="2"))
-        self.expect_exit(done, 0)
-        starting = [line for line in done.stderr.splitlines() if "night starting" in line]
-        self.expect_in("the attempt", "; CLOUD_RUN_TASK_ATTEMPT 2)", starting[0])
-        done = self.night()
-        self.assertNotIn("CLOUD_RUN_TASK_ATTEMPT", done.stderr)
-
-    def test_only_task_0_of_several_runs_the_night(self):
-        self.configure()
-        environ = dict(os.environ, CLOUD_RUN_TASK_COUNT="3", CLOUD_RUN_TASK_INDEX="1")
-        done = harness.run([NIGHT, "run", "--config", self.config], env=environ)
-        self.expect_exit(done, 0)
-        self.expect("one line", done.stderr,
-                    "rankings-night: task 1 of 3 (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs "
-                    "the night; nothing to do\n")
-        self.expect("nothing ran", self.calls(), [])
-        self.assertFalse(os.path.exists(os.path.join(self.state, ".rankings-nights.json")))
-        environ["CLOUD_RUN_TASK_INDEX"] = "0"
-        self.expect_exit(harness.run([NIGHT, "run", "--config", self.config], env=environ), 0, "night done")
-        self.expect("task 0 ran it", [c[0] for c in self.calls()], ["fetch", "rankings", "publish"])
+        os.makedirs(self.state)
+        for name in ("rankings-night.prom", "rankings-fetch.prom"):
+            with open(os.path.join(self.state, name), "w") as out:
+                out.write("# stale\n")
+        self.expect("status", self.night(), 0)
+        self.expect("gone", [os.path.exists(os.path.join(self.state, n)) for n in ("rankings-night.prom",
+                                                                                   "rankings-fetch.prom")], [False] * 2)
 
 
-class Cron(harness.Case):
-    def test_cron_runs_the_night_only_in_new_yorks_first_hour_once_a_day(self):
-        work = tempfile.mkdtemp(prefix="rankings-night-cron.")
-        config = os.path.join(work, "rankings.conf")
-        with open(config, "w") as out:
-            out.write(f"RANKINGS_EXPORTS={work}/nothing\nRANKINGS_OUTPUT={work}/all_time.json\n"
-                      f"RANKINGS_BIN=/bin/false\nRANKINGS_RETRIES=0\nRANKINGS_LOG_FILE={work}/log\n")
-        real = cli.time.time
-        try:
-            cli.time.time = lambda: 1795755600.0 + 3600     # 2026-11-27 01:00 in New York: not the hour
-            self.expect("outside the hour", cli.main(["cron", "--config", config]), 0)
-            self.assertFalse(os.path.exists(f"{work}/log"))
-            cli.timer_active = lambda: False
-            cli.time.time = lambda: 1795755600.0 + 60       # 00:01 in New York
-            self.expect("the night (its job failing)", cli.main(["cron", "--config", config]), 1)
-            self.expect("once a day", cli.main(["cron", "--config", config]), 0)
-        finally:
-            cli.time.time = real
+class Commands(harness.Case):
+    def test_run_takes_only_max_drop_after_the_dashes(self):
+        self.expect("accepted", cli.parse(["run", "--", "--max-drop", "100"])[1]["max_drop"], "100")
+        self.expect("accepted", cli.parse(["run", "--", "--max-drop=0.5"])[1]["max_drop"], "0.5")
+        for argv in (["run", "--", "--since", "-30d"], ["run", "--", "--max-drop"], ["status", "--", "--max-drop", "1"],
+                     ["run", "--", "--max-drop", "200"]):
+            with self.subTest(argv=argv):
+                with self.assertRaises(Failure) as raised:
+                    cli.parse(argv)
+                self.expect("status", raised.exception.status, 64)
+
+    def test_config_twice_or_with_the_environment_is_64(self):
+        for argv in (["run", "--config", "a", "--config", "b"], ["plan", "--config=a", "--environment"]):
+            with self.subTest(argv=argv):
+                with self.assertRaises(Failure) as raised:
+                    cli.parse(argv)
+                self.expect("status", raised.exception.status, 64)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,21 @@
 """Work shared out (parallel.py): threads keep the items' order and raise the first failure;
-processes do too, carry a failure whole (its status, its attributes), and leave no child behind
-when one fails or when the fetch itself is killed."""
+processes do too, carry a failure whole (its status, its attributes), run beside() on a thread,
+and leave no child behind when one fails or when the fetch itself is killed; both end at the
+night's stop (stop.STOP)."""
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 from rankings_night import parallel  # noqa: E402
 from rankings_night.statuses import CONFIG, UNAVAILABLE, Failure, status_of  # noqa: E402
+from rankings_night.stop import STOP, Stopped  # noqa: E402
 from rankings_night.transport import Refused  # noqa: E402
 
 NIGHT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "jobs", "night")
@@ -37,14 +40,41 @@ def pids_in(folder, count):
     raise AssertionError(f"only {len(os.listdir(folder))} of {count} children started")
 
 
-class Threads(harness.Case):
+class Stopping(harness.Case):
+    def setUp(self):
+        STOP.reset()
+        self.addCleanup(STOP.reset)
+
+    def stop_in(self, seconds):
+        timer = threading.Timer(seconds, STOP.set, (signal.SIGTERM,))
+        timer.start()
+        self.addCleanup(timer.cancel)
+
+
+class Threads(Stopping):
     def test_results_in_order_and_the_first_failure_raised(self):
         self.expect("results", parallel.each(lambda x: x * x, range(50), 4), [x * x for x in range(50)])
         with self.assertRaises(ZeroDivisionError):
             parallel.each(lambda x: 1 / (x - 7), range(50), 4)
 
+    def test_a_stop_takes_no_item_after_it_and_waits_on_no_call(self):
+        taken = []
 
-class Processes(harness.Case):
+        def work(x):
+            taken.append(x)
+            time.sleep(30 if x == 0 else 0.05)
+        self.stop_in(0.3)
+        began = time.monotonic()
+        with self.assertRaises(Stopped):
+            parallel.each(work, range(100), 2)
+        self.assertLess(time.monotonic() - began, 2, "the call held in item 0 is not waited for")
+        count = len(taken)
+        time.sleep(0.2)
+        self.expect("items taken after the stop", len(taken), count)
+        self.assertLess(count, 20)
+
+
+class Processes(Stopping):
     def test_each_item_in_a_process_of_its_own_results_in_order(self):
         got = parallel.apart(lambda x: (x * x, os.getpid()), range(6))
         self.expect("results", [square for square, _ in got], [x * x for x in range(6)])
@@ -94,6 +124,43 @@ class Processes(harness.Case):
         with self.assertRaises(Failure) as caught:
             parallel.apart(lambda x: os._exit(3), [1])
         self.expect_in("why", "ended without its answer (exit 3", str(caught.exception))
+
+    def test_beside_runs_on_a_thread_once_the_children_are_forked(self):
+        got = parallel.apart(lambda x: (x, os.getpid()), range(3),
+                             beside=lambda: (threading.current_thread() is not threading.main_thread(), os.getpid(),
+                                             len(STOP.children)))
+        self.expect("the children's", [x for x, _ in got[:3]], [0, 1, 2])
+        self.expect("beside's: a thread of this process, every child forked", got[3], (True, os.getpid(), 3))
+        with self.assertRaises(Failure) as caught:
+            parallel.apart(lambda x: x, range(2), beside=lambda: (_ for _ in ()).throw(Failure(UNAVAILABLE, "count")))
+        self.expect("beside's failure", str(caught.exception), "count")
+        self.expect("none left", STOP.children, set())
+
+    def test_a_stop_kills_every_child_and_is_raised(self):
+        with tempfile.TemporaryDirectory() as folder:
+            def work(x):
+                open(os.path.join(folder, str(os.getpid())), "w").close()
+                time.sleep(300)
+            self.stop_in(0.5)
+            with self.assertRaises(Stopped) as caught:
+                parallel.apart(work, range(4))
+            self.expect("status", caught.exception.status, 128 + signal.SIGTERM)
+            self.expect("children left", [pid for pid in pids_in(folder, 4) if alive(pid)], [])
+            self.expect("registered", STOP.children, set())
+        with self.assertRaises(Stopped):
+            parallel.apart(lambda x: x, range(2))    # none forked after it
+
+    def test_a_child_ends_at_sigterm_as_it_would_without_the_night(self):
+        def work(x):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        previous = signal.signal(signal.SIGTERM, lambda *_: None)    # the night's handler
+        try:
+            with self.assertRaises(Failure) as caught:
+                parallel.apart(work, [1])
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        self.expect_in("why", f"killed by signal {int(signal.SIGTERM)}", str(caught.exception))
 
     def test_the_children_die_with_a_killed_parent(self):
         with tempfile.TemporaryDirectory() as folder:

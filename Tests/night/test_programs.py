@@ -1,6 +1,5 @@
-"""The night's programs as an operator meets them, without Firestore: `--help` names only what
-the package installs; a fetch that fails writes every series of rankings-fetch.prom; a night's
-record that cannot be written names its file."""
+"""The night's program as an operator meets it, without Firestore: `--help` names only what the
+package installs; a night's record that cannot be written names its file."""
 import errno
 import os
 import re
@@ -11,10 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 from rankings_night import record  # noqa: E402
 
-PROGRAMS = ["rankings-night", "rankings-fetch-firestore", "rankings-publish-firestore", "rankings-cron"]
-FETCH_SERIES = ["last_run_timestamp_seconds", "last_run_duration_seconds", "last_run_exit_status", "prune_errors",
-                "documents_read", "snapshot_documents", "full", "fallback", "drift_documents", "bytes_written",
-                "kept_bytes"]
+PROGRAMS = ["rankings-night"]
 
 
 def headings():
@@ -38,8 +34,7 @@ class Help(harness.Case):
                 done = harness.run([os.path.join(harness.NIGHT, program), "--help"])
                 self.expect_exit(done, 0)
                 text = " ".join(done.stdout.split())
-                self.expect_in("the man page", "rankings-night --help" if program == "rankings-cron" else "rankings(1)",
-                               text)
+                self.expect_in("the man page", "rankings(1)", text)
                 for title in re.findall(r'"([^"]+)" in rankings\(1\)|rankings\(1\): "([^"]+)"', text):
                     title = next(t for t in title if t)
                     self.assertIn(title, titles, f"{program} names the section {title!r}, which rankings(1) lacks")
@@ -49,18 +44,6 @@ class Help(harness.Case):
 
 
 class Failing(harness.Case):
-    def test_a_failed_fetch_writes_every_series(self):
-        work = tempfile.mkdtemp(prefix="rankings-night-programs.")
-        environ = {"PATH": os.environ["PATH"], "RANKINGS_FIRESTORE_PROJECT": "jokes", "RANKINGS_FIRESTORE_ATTEMPTS": "1",
-                   "RANKINGS_FIRESTORE_ENDPOINT": "http://127.0.0.1:1/v1", "RANKINGS_FIRESTORE_TOKEN_COMMAND": "echo ya29.test",
-                   "RANKINGS_METRICS": os.path.join(work, "rankings.prom")}
-        done = harness.run([os.path.join(harness.NIGHT, "rankings-fetch-firestore"), os.path.join(work, "firestore")],
-                           env=environ)
-        self.expect_exit(done, 69, "Connection refused")
-        with open(os.path.join(work, "rankings-fetch.prom")) as f:
-            written = {line.split()[0] for line in f if not line.startswith("#")}
-        self.expect("series", sorted(written), sorted(f"rankings_fetch_{name}" for name in FETCH_SERIES))
-
     def test_a_record_that_cannot_be_written_names_its_file(self):
         folder = tempfile.mkdtemp(prefix="rankings-night-record.")
         real = os.fsync

@@ -1,3 +1,2 @@
-"""The night around `rankings aggregate`: fetch from Firestore, aggregate every board, prove,
-publish. One program (rankings-night) that cron, systemd and a container run; each module is
-tested alone. Python 3's standard library only: nothing from PyPI."""
+"""The night around `rankings aggregate`: one program (rankings-night) that cron, systemd and a container run,
+Python 3's standard library only; each module tested alone."""

@@ -1,213 +1,169 @@
 """rankings-night's commands: arguments parsed, settings loaded, failures mapped to exit statuses."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
-from . import folders, history, paths, plan as plans, record as records, settings as setting
-from .folders import refuse_root
+from . import folders, history, paths, plan as plans, proof, settings as setting
+from .firestore import Firestore
 from .log import Log
 from .night import Night
-from .wiring import wire
-from .snapshot import Damaged, format_time
-from .statuses import CONFIG, USAGE, Failure
+from .settings import on_a_platform
+from .statuses import USAGE, Failure, status_of
+from .transport import FirestoreError
 from .zone import zone
 
-USAGE_TEXT = """Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
+USAGE_TEXT = f"""Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
 
-  run [-- FLAG...]   the night once, now: fetch, aggregate every board, prove, publish (what systemd's
-                     rankings.service runs); FLAGs go to `rankings aggregate` after RANKINGS_FLAGS
-                     (`-- --max-drop 100` accepts a drop once)
-  cron               what /etc/cron.d/rankings runs every hour: the night, once a day, in the
-                     hour after midnight New York time, unless rankings.timer is active
-  status [-n N] [--json]   the last N nights (default 7): each step's result and why it failed
-  plan               what tonight's fetch would do and why, without reading Firestore
-  settings           the settings as the night reads them, or the first one it refuses (78)
+  run [-- --max-drop N]   the night now (rankings.service): with RANKINGS_FIRESTORE_PROJECT fetch,
+                          aggregate every board, prove, publish; else the boards from RANKINGS_EXPORTS
+                          (`-- --max-drop 100` accepts a drop once)
+  cron                    hourly (/etc/cron.d/rankings): the night once a day, in New York's first hour,
+                          unless rankings.timer is active
+  status [-n N] [--json]  the last N nights (default 7), step by step
+  plan                    what tonight will do and why: the fetch, the proof's indexes and its time
+  settings                the settings as the night reads them, or the first it refuses (78)
+  --config FILE           the configuration (default {paths.CONFIG})
+  --environment           the settings from the environment (a container's RANKINGS_* variables)
 
---config FILE      the configuration (default @SYSCONFDIR@/rankings.conf)
---environment      the settings from the environment instead (a container's RANKINGS_* variables)
-
-Exit status: the night's (0 success; 64 usage; 69 a fetch or publish that still failed; 73 a
-file it cannot create; 75 another night running; 78 a setting refused; a failed job's own
-status). See rankings(1): "The night", and /usr/share/doc/rankings/operators-guide.md.gz.
-""".replace("@SYSCONFDIR@", paths.SYSCONFDIR)
-
-
-def on_a_platform(environ):
-    """Cloud Run Jobs and Kubernetes set these: retries are the platform's, logs are JSON."""
-    return any(k in environ for k in ("CLOUD_RUN_JOB", "CLOUD_RUN_EXECUTION", "KUBERNETES_SERVICE_HOST"))
-
-
-def another_task(environ):
-    """Why this task runs no night: of several a platform started, only task 0 runs one (nights
-    side by side would only contend for the lock)."""
-    count, index = environ.get("CLOUD_RUN_TASK_COUNT", "1"), environ.get("CLOUD_RUN_TASK_INDEX", "0")
-    if count.isdigit() and int(count) > 1 and index.isdigit() and int(index) != 0:
-        return (f"task {index} of {count} (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs the night; "
-                f"nothing to do")
-    return None
+Exit status: 0 done; 64 usage; 65 data; 69 Firestore unavailable or a night not proven whole; 73 a file
+it cannot create; 75 another night running; 78 a setting refused; a failed job's own status; 128 + N
+stopped by signal N. See rankings(1), "The night".
+"""
 
 
 def parse(argv):
-    """(command, options, flags)."""
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        return "help", {}, []
-    command, options, rest = argv[0], {"config": paths.CONFIG, "environment": False, "count": 7, "json": False}, argv[1:]
-    cut = rest.index("--") if "--" in rest else len(rest)
-    rest, flags = rest[:cut], rest[cut + 1:]
+    """(command, options); `max_drop` from `run -- --max-drop N`, the one flag the night takes."""
+    command, rest = (argv or ["help"])[0], argv[1:]
+    rest, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
+    if command in ("-h", "--help", "help") or "-h" in rest or "--help" in rest:
+        return "help", {}
+    if command not in ("run", "cron", "status", "plan", "settings"):
+        raise Failure(USAGE, f"unknown command {command!r} (rankings-night --help)")
+    options = {"config": None, "environment": False, "count": 7, "json": False, "max_drop": None}
     while rest:
         word = rest.pop(0)
-        if word == "--config" and rest:
-            options["config"] = rest.pop(0)
-        elif word.startswith("--config="):
-            options["config"] = word.split("=", 1)[1]
-        elif word == "--environment":
-            options["environment"] = True
+        if word in ("--config", "--environment") or word.startswith("--config="):
+            if options["config"] is not None or options["environment"] or (word == "--config" and not rest):
+                raise Failure(USAGE, f"{command}: --config FILE or --environment, once")
+            options["environment"] = word == "--environment"
+            options["config"] = None if options["environment"] else rest.pop(0) if word == "--config" else word[9:]
         elif word == "--json" and command == "status":
             options["json"] = True
         elif word == "-n" and rest and rest[0].isdigit() and command == "status":
             options["count"] = int(rest.pop(0))
-        elif word in ("-h", "--help"):
-            return "help", {}, []
         else:
             raise Failure(USAGE, f"{command}: unknown argument {word!r} (rankings-night --help)")
-    if flags and command != "run":
-        raise Failure(USAGE, f"{command}: takes no flags after --")
-    if command not in ("run", "cron", "status", "plan", "settings"):
-        raise Failure(USAGE, f"unknown command {command!r} (rankings-night --help)")
-    return command, options, flags
+    drop = re.fullmatch(r"--max-drop[= ](\S+)", " ".join(after))
+    if after and (command != "run" or not drop):
+        raise Failure(USAGE, f"{command}: after -- only `--max-drop N` (rankings-night run -- --max-drop 100)")
+    try:
+        options["max_drop"] = drop and setting.percent(drop[1])
+    except ValueError as problem:
+        raise Failure(USAGE, f"--max-drop {drop[1]}: {problem}") from None
+    return command, options
 
 
-def load(options, environ):
-    if options["environment"]:
-        settings = setting.from_environment(environ)
-        if on_a_platform(environ):
-            # The platform retries a failed task and reads JSON logs: its defaults, as `settings` shows.
-            for name, text, value in (("RANKINGS_RETRIES", "0", 0), ("RANKINGS_LOG_FORMAT", "json", "json")):
-                if name not in settings.given:
-                    settings.given[name], settings.where[name] = text, "default on a container platform"
-                    setattr(settings, setting.attribute(name), value)
-        return settings
-    return setting.read_file(options["config"])
+def another_task(environ):
+    """Why this task runs no night: of several a platform started, only task 0 runs one."""
+    count, index = environ.get("CLOUD_RUN_TASK_COUNT", "1"), environ.get("CLOUD_RUN_TASK_INDEX", "0")
+    if count.isdigit() and int(count) > 1 and index.isdigit() and int(index) != 0:
+        return f"task {index} of {count} (CLOUD_RUN_TASK_INDEX, CLOUD_RUN_TASK_COUNT): only task 0 runs the night"
+    return None
 
 
 def timer_active(systemd="/run/systemd/system"):
-    """systemd is the init and rankings.timer is active (an enabled timer not running runs no
-    night, so cron must)."""
-    if not os.path.isdir(systemd):
-        return False
+    """systemd is the init and rankings.timer is active (one enabled but not running runs no night)."""
     try:
-        return subprocess.run(["systemctl", "is-active", "--quiet", "rankings.timer"], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+        return os.path.isdir(systemd) and subprocess.run(
+            ["systemctl", "is-active", "--quiet", "rankings.timer"], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
 
-def run_night(settings, scheduler, flags, environ, config=None):
-    settings.require("RANKINGS_OUTPUT")
-    wire(settings)      # settings that contradict each other: 78 before anything runs
-    # Before the log is opened: root's log file would lock the job's user out of it.
-    command = "rankings-night run" + (f" --config {config}" if config else " --environment")
-    for place in [settings.output] + ([settings.log_file] if settings.log_file else []):
-        refuse_root(os.path.dirname(os.path.abspath(place)), command, in_container=on_a_platform(environ))
-    try:
-        log = Log(form=settings.log_format, path=settings.log_file,
-                  syslog_ident="rankings" if scheduler == "cron" and not settings.log_file else None)
-    except OSError as error:
-        raise Failure(73, f"cannot append to RANKINGS_LOG_FILE {settings.log_file}: {error.strerror}") from None
-    try:
-        return Night(settings, log, scheduler, flags, environ).run()
-    except Failure as failure:
-        log.error(str(failure), status=failure.status)
-        return failure.status
-
-
-def cron(settings, environ, config):
-    """Debian's cron ignores CRON_TZ: the entry fires hourly, and the night goes ahead in New York's
-    first hour of the day, once that day (a night that started in the future did not run today)."""
-    now = time.time()
-    local = zone()(now)
-    if local.hour != 0:
+def cron(settings, log, environ):
+    """Debian's cron ignores CRON_TZ: the entry fires hourly, and the night goes ahead in New York's first hour,
+    once that day (a night that started in the future did not run today)."""
+    now, booted, today = time.time(), history.boot(), zone()
+    if today(now).hour != 0:
         return 0
     if timer_active():
-        Log(syslog_ident="rankings")("rankings.timer is active, so systemd runs the night; nothing to do")
+        log("rankings.timer is active, so systemd runs the night; nothing to do")
         return 0
-    settings.require("RANKINGS_OUTPUT")
-    state = os.path.dirname(os.path.abspath(settings.output))
-    booted = history.boot()
-    starts = [history.real_start(n, now, booted) for n in history.read(state) if n["scheduler"] == "cron"]
-    if any(start is not None and zone()(start).date() == local.date() for start in starts):
-        return 0
-    return run_night(settings, "cron", [], environ, config)
+    for night in history.read(settings.state_directory):
+        start = history.real_start(night, now, booted) if night["scheduler"] == "cron" else None
+        if start is not None and today(start).date() == today(now).date():
+            return 0
+    return Night(settings, log, "cron", None, environ).run()
 
 
 def show_plan(settings):
-    settings.require("RANKINGS_OUTPUT")
-    directory = wire(settings, running=False).fetch_directory
-    if directory is None:
-        return "RANKINGS_FETCH does not run rankings-fetch-firestore: the night reads RANKINGS_EXPORTS as it is"
-    now = time.time_ns()
-    current = os.path.join(directory, "current")
-    folder = os.path.realpath(current) if os.path.islink(current) else None
-    previous, damage = None, "no previous night"
-    if folder is not None:
-        try:
-            previous = records.read(folder, now)
-        except Damaged as error:
-            damage = f"the previous night's record cannot be used: {error}"
-    tonight = plans.plan(settings, previous, damage, now)
-    lines = [f"tonight's fetch: {tonight.mode}", f"why: {tonight.reason}"]
-    if tonight.watermark is not None:
-        lines.append(f"asks for: the votes stamped at or after {format_time(tonight.watermark)} "
-                     f"(RANKINGS_FIRESTORE_MARGIN before the last night's readTime), then proves the merge by COUNT")
-    if tonight.since is not None:
-        lines.append(f"asks for: the votes stamped at or after {format_time(tonight.since)}")
-    if previous is not None:
-        lines.append(f"previous night: {folder}: {previous['mode']}, read at {previous.get('read_time')}, "
-                     f"{previous.get('snapshot_documents')} documents, last full read {previous.get('last_full_read_time')}")
-    return "\n".join(lines)
+    """What tonight will do, and whether its boards can be proven: (text, status)."""
+    if not settings.firestore_project:
+        return f"no RANKINGS_FIRESTORE_PROJECT: the boards are made from RANKINGS_EXPORTS ({settings.exports})", 0
+    lines, quiet = plans.describe(paths.fetched(settings.state_directory), time.time_ns()), lambda *_: None
+    try:
+        missing, seconds = proof.probe(Firestore.from_settings(settings, quiet), settings.monthly, quiet)
+    except (Failure, FirestoreError) as failure:
+        return "\n".join(lines + [f"the proof: cannot ask Firestore for its indexes: {failure}"]), status_of(failure)
+    if missing:     # the night then reads everything, whatever the last night allows
+        lines = ["tonight's fetch: full", "why: tonight's boards cannot be proven (Firestore lacks an index they need)"]
+    lines += [f"the proof: Firestore lacks an index it needs, so every night reads the whole collection and is "
+              f"published unproven until it is made: {command}" for command in missing] \
+        or ["the proof: every index it needs exists"]
+    stats = [paths.stats(settings.state_directory, r) for r in settings.roles]
+    counts = sum(map(proof.counts, stats)) if all(map(os.path.isfile, stats)) else None
+    rate = f" at {seconds * 1000:.0f} ms a COUNT, {proof.WORKERS} at once" if seconds else ""
+    took = f"{counts * (seconds or 0) / proof.WORKERS:.0f} s" if counts is not None else ""
+    lines.append(f"the proof: {counts} COUNTs for last night's boards, about {took}{rate}; a try may take "
+                 f"{proof.limit(counts):.0f} s" if counts is not None else
+                 f"the proof: 2 COUNTs a joke and 2 a board{rate}; the first night says how many")
+    return "\n".join(lines), 0
 
 
 def main(argv, environ=None):
     environ = dict(os.environ if environ is None else environ)
+    form = environ.get("RANKINGS_LOG_FORMAT") if "--environment" in argv else "plain"    # a container's refusal too
+    log = Log(form=form if form in ("plain", "json") else "json" if on_a_platform(environ) else "plain")
     try:
-        command, options, flags = parse(argv)
+        command, options = parse(argv)
         if command == "help":
             print(USAGE_TEXT, end="")
             return 0
-        settings = load(options, environ)
-        if command == "run" and another_task(environ):
-            Log(form=settings.log_format)(another_task(environ))
+        settings = setting.from_environment(environ) if options["environment"] else \
+            setting.read_file(options["config"] or paths.CONFIG)
+        log = Log(form=settings.log_format, syslog_ident="rankings" if command == "cron" else None)
+        if command in ("run", "cron") and another_task(environ):
+            log(another_task(environ) + "; nothing to do")
             return 0
         if command == "run":
             scheduler = "container" if on_a_platform(environ) else "systemd" if "INVOCATION_ID" in environ else "hand"
-            return run_night(settings, scheduler, flags, environ, None if options["environment"] else options["config"])
+            return Night(settings, log, scheduler, options["max_drop"], environ).run()
         if command == "cron":
-            return cron(settings, environ, options["config"])
+            return cron(settings, log, environ)
+        if settings.notes:
+            log.warning(settings.notes)
+        text, status, state = "", 0, settings.state_directory
         if command == "status":
-            settings.require("RANKINGS_OUTPUT")
-            nights = history.read(os.path.dirname(os.path.abspath(settings.output)), Log().warning)
-            directory = history.fetch_directory(settings)
-            held = (*folders.held(directory), directory) if directory and os.path.isdir(directory) else None
+            nights, fetched = history.read(state, log.warning), paths.fetched(state)
+            held = (*folders.held(fetched), fetched) if os.path.isdir(fetched) else None
             text = json.dumps(history.last(nights, options["count"]), indent=1) if options["json"] \
                 else history.show(nights, options["count"], zone(), held)
-            if text:
-                print(text)
-            return 0
-        if command == "plan":
-            print(show_plan(settings))
-            return 0
-        for name, row in setting.TABLE.items():
-            text = settings.given.get(name) or row.default
-            quoted = f'"{text}"' if " " in text or "(" in text else text
-            print(f"{name}={quoted}" + (f"    # {settings.where[name]}" if name in settings.where else "    # default"))
-        return 0
+        elif command == "plan":
+            text, status = show_plan(settings)
+        else:
+            text = "\n".join(f"{name}={quoted(settings.given.get(name) or default)}    # "
+                             f"{settings.where.get(name, 'default')}" for name, (_, default) in setting.TABLE.items())
+        if text:
+            print(text)
+        return status
     except Failure as failure:
-        message = f"{'error: ' if failure.status != CONFIG else ''}{failure}"
-        Log(form=refusal_form(argv, environ)).error(message, status=failure.status)
-        if argv[:1] == ["cron"]:
-            said_to_syslog(message)     # cron mails standard error to nobody reading
+        log.error(str(failure), status=failure.status)
+        if argv[:1] == ["cron"] and not log.syslog:     # cron mails standard error to nobody reading
+            Log(syslog_ident="rankings").error(str(failure))
         return failure.status
     except KeyboardInterrupt:
         return 130
@@ -217,38 +173,5 @@ def main(argv, environ=None):
         return 70
 
 
-def refusal_form(argv, environ):
-    """A container's refusal is a line of its log like the others: JSON where the night's lines
-    would be (read from the variables as given: the setting refused may be RANKINGS_LOG_FORMAT)."""
-    if "--environment" not in argv:
-        return "plain"
-    given = environ.get("RANKINGS_LOG_FORMAT")
-    return given if given in ("plain", "json") else "json" if on_a_platform(environ) else "plain"
-
-
-def rankings_cron(argv, environ=None):
-    """/usr/libexec/rankings-cron CONFIG [FLAG...], which cron entries of earlier versions name:
-    the night with CONFIG, after FLAGs by hand; without FLAGs, nothing while rankings.timer is
-    enabled. (0.3's wrapper; the shipped entry now runs `rankings-night cron`.)"""
-    if argv[:1] in (["-h"], ["--help"]):
-        print("Usage: rankings-cron [CONFIG [FLAG...]]: rankings-night run --config CONFIG -- FLAG... "
-              "(see rankings-night --help)")
-        return 0
-    config, flags = (argv[0] if argv else paths.CONFIG), argv[1:]
-    if not flags and timer_active():
-        return 0
-    environ = dict(os.environ if environ is None else environ)
-    try:
-        settings = setting.read_file(config)
-        return run_night(settings, "cron" if not flags else "hand", flags, environ, config)
-    except Failure as failure:
-        print(f"rankings-night: {failure}", file=sys.stderr, flush=True)
-        said_to_syslog(str(failure))
-        return failure.status
-
-
-def said_to_syslog(message):
-    try:
-        Log(syslog_ident="rankings").error(message)
-    except OSError:
-        pass
+def quoted(text):
+    return f'"{text}"' if " " in text or "(" in text else text

@@ -1,108 +1,103 @@
-"""Files the night writes beside other people's: created with O_EXCL and O_NOFOLLOW and an explicit
-mode whatever the umask, so a planted link is never followed and one user's file never locks out
-another. An existing one is opened only as a regular file, without following a link or waiting:
-a FIFO planted in its place (anyone who can write node_exporter's folder can) would stall the night."""
+"""Files the night writes beside other people's: made with O_EXCL, O_NOFOLLOW and mode 0644 whatever the umask,
+so a planted link is never followed and one user's file never locks out another; an existing one opened only as a
+regular file, neither following a link nor waiting (a FIFO planted in node_exporter's folder would stall the night)."""
+import contextlib
 import errno
 import fcntl
 import os
+import pwd
 import secrets
 import stat
 
+from .statuses import USAGE, Failure
+
 MODE = 0o644
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+KINDS = {stat.S_IFREG: None, stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket"}
 
 
-def open_regular(path, flags=os.O_RDONLY):
-    """An existing regular file's descriptor, opened with O_NONBLOCK and O_NOFOLLOW (so neither
-    a FIFO nor a link can hold or redirect the open), then made blocking again. Anything else
-    raises OSError: ELOOP for a link, EINVAL "not a regular file" for a FIFO, device or socket."""
-    try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno == errno.ENXIO:      # a FIFO opened for writing with no reader
-            raise OSError(errno.EINVAL, "not a regular file", path) from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        os.set_blocking(fd, True)
-    except BaseException:
+def open_regular(path):
+    """An existing regular file's descriptor for reading; OSError for anything else (EINVAL: not a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    os.set_blocking(fd, True)
     return fd
 
 
 def read_regular(path, most):
     """Up to `most` bytes of an existing regular file (open_regular), and whether it had more."""
-    fd = open_regular(path)
-    with os.fdopen(fd, "rb") as text:
+    with os.fdopen(open_regular(path), "rb") as text:
         data = text.read(most + 1)
     return data[:most], len(data) > most
 
 
-def _new(path, mode=MODE, flags=0):
-    """A new file's descriptor (never an existing one, never through a link), `mode` whatever the umask."""
-    fd = os.open(path, _NEW | flags, mode)
-    os.fchmod(fd, mode)
-    return fd
+def not_regular(path):
+    """What the entry at path is, when there is one and it is no regular file (a link to one is one)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a link to nothing" if os.path.islink(path) else None
+    return KINDS.get(stat.S_IFMT(mode), "a device")
 
 
 def create(path, mode=MODE, encoding=None):
-    """A new file for writing (_new): a file object, text with an encoding."""
-    fd = _new(path, mode)
-    try:
-        return os.fdopen(fd, "w" if encoding else "wb", encoding=encoding)
-    except BaseException:
-        os.close(fd)
-        raise
+    """A new file (never an existing one, never through a link), `mode` whatever the umask."""
+    out = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode),
+                    "w" if encoding else "wb", encoding=encoding)
+    os.fchmod(out.fileno(), mode)
+    return out
 
 
 def write_atomically(path, data, mode=MODE):
     """path replaced by data in one rename: a new file in the same directory, written, synced."""
-    directory, name = os.path.split(path)
-    staging = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
-    fd = _new(staging, mode)
+    staging = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
     try:
-        with os.fdopen(fd, "wb", closefd=False) as out:
+        with create(staging, mode) as out:
             out.write(data)
-        os.fsync(fd)
-        os.close(fd)
-        fd = None
+            out.flush()
+            os.fsync(out.fileno())
         os.rename(staging, path)
     except BaseException:
-        if fd is not None:
-            os.close(fd)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(staging)
-        except OSError:
-            pass
         raise
-
-
-def open_append(path, mode=MODE):
-    """A log file's descriptor, appended to; made with `mode` when it does not exist."""
-    try:
-        return _new(path, mode, os.O_APPEND)
-    except FileExistsError:
-        return open_regular(path, os.O_WRONLY | os.O_APPEND)
 
 
 def lock(path):
-    """flock(2) on path without waiting: the descriptor, or None while another process holds it.
-    An existing lock is only opened for reading (flock needs no more: one made by root stays
-    usable by the job's user); a new one is made 0644. Not inherited by children."""
-    try:
-        fd = open_regular(path)
-    except FileNotFoundError:
-        try:
-            fd = _new(path)
-        except FileExistsError:
-            fd = open_regular(path)
+    """flock(2) without waiting: the descriptor (not inherited), or None while another process holds it. Made
+    0644, then opened for reading only: flock needs no more, so one made by root stays usable by the job's user."""
+    with contextlib.suppress(FileExistsError):
+        create(path).close()
+    fd = open_regular(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
+    except BlockingIOError:
         os.close(fd)
-        if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            return None
-        raise
+        return None
     return fd
+
+
+def owner_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def refuse_root(place, command, in_container=False):
+    """Root working where another user keeps the files would leave files there the user's runs could not
+    replace: 64 before anything is made (a path not there yet: its nearest parent)."""
+    place = os.path.abspath(place)
+    while not os.path.lexists(place) and place != os.path.dirname(place):
+        place = os.path.dirname(place)
+    try:
+        uid = os.stat(place).st_uid if os.geteuid() == 0 else 0
+    except OSError:     # a link to nothing: no owner to defer to
+        return
+    if uid != 0:
+        user = owner_name(uid)
+        how = (f"start the container as that user (podman/docker --user {uid}, Kubernetes securityContext.runAsUser: "
+               f"{uid})" if in_container else f"sudo -u {user} {command}")
+        raise Failure(USAGE, f"running as root, but {place} belongs to {user}: run it as that user ({how}); "
+                             "nothing was done")

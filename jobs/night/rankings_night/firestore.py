@@ -1,55 +1,37 @@
-"""Firestore's REST calls the night makes, over transport.py: a query read whole at one readTime a
-page at a time, its COUNT at the same time, a document's GET and a commit whose write may carry a
-precondition. A fake in memory can stand in with database_path, run_query, run_aggregation_query."""
+"""Firestore's REST calls the night makes, over transport.py: queries and COUNTs at one readTime, batchGet, commit."""
 import itertools
+import json
 import urllib.parse
 
-from . import auth, parallel, ranges
-from .snapshot import format_time, parse_time
+from . import auth, parallel, ranges, stop
 from .statuses import UNAVAILABLE, Failure
-from .stream import Broken, conjuncts, field_value, read_count, read_page, value_key
-from .transport import Anonymous, Refused, Retry, Transport
+from .stream import Broken, conjuncts, field_filter, read_count, read_page, value_key
+from .transport import Refused, Retry, Transport
 
 PAGE_SIZE = 1000    # documents a page asks for (answers stay well under Firestore's size limits)
 GOOGLE = "https://firestore.googleapis.com/v1"
 
 
 class Firestore:
-    """One database's calls: Firestore(settings, say) as the night's settings give it, or
-    Firestore.connect(project, ...). Its errors are transport.py's types."""
+    """One database's calls at `api` (an emulator's: http://HOST:PORT/v1); the step's try sets .transport.deadline.
+    A fake in memory stands in with database_path, transport.deadline and the calls it answers."""
 
-    def __init__(self, settings, say):
-        api = f"http://{settings.emulator_host}/v1" if settings.emulator_host else settings.firestore_endpoint or GOOGLE
-        self._open(settings.firestore_project, settings.firestore_database, api,
-                   auth.Credentials(settings.firestore_token_command, emulator=bool(settings.emulator_host)),
-                   Retry(attempts=settings.firestore_attempts, initial=settings.firestore_backoff_seconds,
-                         maximum=max(Retry.maximum, settings.firestore_backoff_seconds)),
-                   settings.firestore_timeout_seconds, None, say)
+    def __init__(self, project, *, database="(default)", api=GOOGLE, credentials=None, retry=Retry(), timeout=60.0,
+                 deadline=None, say=print):
+        self.api, self.database_path = api.rstrip("/"), f"projects/{project}/databases/{database}"
+        self.transport = Transport(retry, timeout, credentials, lambda m: say(auth.redact(m)), deadline, stop.STOP)
 
     @classmethod
-    def connect(cls, project, *, database="(default)", api=GOOGLE, credentials=None, retry=Retry(), timeout=60.0,
-                deadline=None, say=print):
-        """`api`: the REST root (http://HOST:PORT/v1 for an emulator); `credentials`: auth.Credentials
-        or None (no token); `timeout`: seconds a try may take; `deadline`: time.monotonic() after
-        which no call goes on (settable later as .transport.deadline); `say`: retries logged."""
-        firestore = cls.__new__(cls)
-        firestore._open(project, database, api, credentials, retry, timeout, deadline, say)
-        return firestore
-
-    def _open(self, project, database, api, credentials, retry, timeout, deadline, say):
-        self.api, self.database_path = api.rstrip("/"), f"projects/{project}/databases/{database}"
-        self.credentials = credentials or Anonymous()
-        self.transport = Transport(retry, timeout, self.credentials, lambda m: say(auth.redact(m)), deadline)
+    def from_settings(cls, settings, say):
+        """The night's: the emulator at settings.emulator_host (no token), else Google's API with a token."""
+        host = settings.emulator_host
+        return cls(settings.firestore_project, database=settings.firestore_database, say=say,
+                   api=f"http://{host}/v1" if host else GOOGLE,
+                   credentials=None if host else auth.Credentials(settings.firestore_token_command))
 
     def call(self, method, suffix, body=None, final=()):
         url = f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
-        try:
-            return self.transport.call(method, url, body, final)
-        except Refused as refused:
-            hint = getattr(self.credentials, "forbidden_hint", lambda: "")()
-            if refused.code == 403 and hint:
-                refused.args = (f"{refused} ({hint})",)
-            raise
+        return self.transport.call(method, url, body, final)
 
     def run_query(self, body):
         return self.call("POST", "/documents:runQuery", body)
@@ -57,135 +39,95 @@ class Firestore:
     def run_aggregation_query(self, body, final=()):
         return self.call("POST", "/documents:runAggregationQuery", body, final)
 
-    def get(self, path):
-        """The document at `path` (collection/id); Refused (404) when there is none."""
-        return self.call("GET", f"/documents/{path}")
-
     def get_document(self, path):
-        """The document at `path`, or None on 404 (a database that does not exist answers so too)."""
-        try:
-            return self.get(path)
-        except Refused as refused:
-            if refused.code == 404:
-                return None
-            raise
+        return self.batch_get(path)[0]
 
-    def write(self, path, fields, update_time=None, exists=None):
-        """A commit's write of the whole document, on its `update_time` or on whether it `exists`."""
-        write = {"update": {"name": f"{self.database_path}/documents/{path}", "fields": fields}}
-        if update_time is not None:
-            write["currentDocument"] = {"updateTime": update_time}
-        elif exists is not None:
-            write["currentDocument"] = {"exists": bool(exists)}
-        return write
+    def batch_get(self, path):
+        """(the document at `path` (collection/id) or None, the readTime Firestore read it at: its own time)."""
+        name = f"{self.database_path}/documents/{path}"
+        answer = self.call("POST", "/documents:batchGet", {"documents": [name]})
+        item = answer[0] if isinstance(answer, list) and len(answer) == 1 and isinstance(answer[0], dict) else {}
+        found = item.get("found")
+        if not isinstance(item.get("readTime"), str) or (item.get("missing") != name if found is None else not (
+                isinstance(found, dict) and found.get("name") == name and isinstance(found.get("updateTime"), str))):
+            raise Broken(f"batchGet of {name}: not one document's answer: {json.dumps(answer)[:200]}")
+        return found, item["readTime"]
+
+    def write(self, path, fields, update_time=None, exists=False):
+        """A commit's write of the whole document, on its `update_time`, or else on whether it `exists`."""
+        return {"update": {"name": f"{self.database_path}/documents/{path}", "fields": fields},
+                "currentDocument": {"exists": exists} if update_time is None else {"updateTime": update_time}}
 
     def commit(self, writes):
-        """`writes` all or none. A precondition not met is Refused (400, 409), a retried commit whose
-        first try was applied too: read back."""
+        """`writes` all or none; Refused (400, 409) when a precondition fails (a retry's first try applied, too)."""
         return self.call("POST", "/documents:commit", {"writes": list(writes)})
 
 
 class Query:
-    """A query over a collection at one readTime: `where`, names in [low, high), ordered by
-    `order_by` (the last __name__, so that a cursor names one place)."""
+    """A query at one readTime (None: Firestore's now) of ids in [low, high), ordered by `order_by`, __name__ last."""
 
     def __init__(self, firestore, collection, where=None, order_by=("__name__",), read_time=None,
                  low=None, high=None, page_size=PAGE_SIZE):
-        assert order_by and order_by[-1] == "__name__"
-        self.firestore, self.collection, self.order_by = firestore, collection, tuple(order_by)
-        self.read_time, self.page_size, self.low, self.high = read_time, page_size, low, high
+        self.firestore, self.order_by, self.read_time = firestore, order_by, read_time
+        self.page_size, self.low, self.high = page_size, low, high
         self.prefix = f"{firestore.database_path}/documents/{collection}/"
-        # An AND of filters joins the name range's as one AND (the board's proof counts so).
-        filters = conjuncts(where)
-        for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)):
-            if name is not None:
-                filters.append({"fieldFilter": {"field": {"fieldPath": "__name__"}, "op": op,
-                                                "value": {"referenceValue": self.prefix + name}}})
-        self.where = filters[0] if len(filters) == 1 else \
-            {"compositeFilter": {"op": "AND", "filters": filters}} if filters else None
+        filters = conjuncts(where) + [field_filter("__name__", op, {"referenceValue": self.prefix + name})
+                                      for op, name in (("GREATER_THAN_OR_EQUAL", low), ("LESS_THAN", high)) if name]
+        where = filters[0] if len(filters) == 1 else {"compositeFilter": {"op": "AND", "filters": filters}}
+        self.query = {"from": [{"collectionId": collection}], **({"where": where} if filters else {})}
 
-    def structured_query(self, **more):
-        return {"from": [{"collectionId": self.collection}], **({"where": self.where} if self.where else {}), **more}
-
-    def body(self, key, query):
-        """A request of `query` at the query's readTime, once it has one."""
+    def asked(self, key, query):
         return {key: query, **({"readTime": self.read_time} if self.read_time is not None else {})}
 
-    def ordering(self, document):
-        values = []
-        for path in self.order_by[:-1]:
-            values.append(field_value(document.get("fields", {}), path))
-            if values[-1] is None:
-                raise Broken(f"{document['name']} has no {path}, which the query orders by")
-        values.append({"referenceValue": document["name"]})
-        return values, tuple(value_key(v) for v in values[:-1]) + (document["name"][len(self.prefix):],)
-
     def pages(self):
-        """Each page's documents once whole; Broken for an answer that is not Firestore's whole
-        stream and for any document out of order or out of place."""
-        cursor, last_key = None, None
+        """Each page's documents once whole; Broken for a document out of place or out of order as well."""
+        order, start, last = [{"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by], {}, None
         for number in itertools.count(1):
-            query = self.structured_query(limit=self.page_size, orderBy=[
-                {"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by])
-            if cursor is not None:
-                query["startAt"] = {"values": cursor, "before": False}
-            body = self.body("structuredQuery", query)
-            where = f"runQuery page {number}"
-            documents, read_time = read_page(self.firestore.run_query(body), where)
+            query, where = dict(self.query, limit=self.page_size, orderBy=order, **start), f"runQuery page {number}"
+            documents, read_time = read_page(self.firestore.run_query(self.asked("structuredQuery", query)), where)
             self.read_time = self.read_time or read_time
-            if len(documents) > self.page_size:
-                raise Broken(f"{where}: {len(documents)} documents, more than the limit of {self.page_size}")
             for document in documents:
-                name = document["name"]
+                name, values = document["name"], [document.get("fields", {}).get(p) for p in self.order_by[:-1]]
                 id_ = name[len(self.prefix):]
-                if not name.startswith(self.prefix) or "/" in id_:
-                    raise Broken(f"{where}: {name} is not a document of {self.prefix[:-1]}")
-                if (self.low is not None and id_ < self.low) or (self.high is not None and id_ >= self.high):
-                    raise Broken(f"{where}: {name} is outside the range asked for")
-                cursor, key = self.ordering(document)
-                if last_key is not None and not key > last_key:
-                    raise Broken(f"{where}: {name} does not come after the document before it "
-                                 "(a repeat or a step back)")
-                last_key = key
+                if not name.startswith(self.prefix) or "/" in id_ or (self.low and id_ < self.low) or (
+                        self.high and id_ >= self.high):
+                    raise Broken(f"{where}: {name} is not a document of {self.prefix[:-1]} in the range asked for")
+                key = (*map(value_key, values), id_)
+                if last is not None and not key > last:
+                    raise Broken(f"{where}: {name} is not after the document before it (a repeat or a step back)")
+                last, start = key, {"startAt": {"values": values + [{"referenceValue": name}], "before": False}}
             yield documents
             if len(documents) < self.page_size:
                 return
 
     def count(self):
         """Firestore's count of the query's documents at its readTime (or now, which it becomes)."""
-        body = self.body("structuredAggregationQuery", {"structuredQuery": self.structured_query(),
-                                                        "aggregations": [{"alias": "documents", "count": {}}]})
-        counted, read_time = read_count(self.firestore.run_aggregation_query(body, final=("DEADLINE_EXCEEDED",)),
-                                        "runAggregationQuery")
+        aggregation = {"structuredQuery": self.query, "aggregations": [{"alias": "documents", "count": {}}]}
+        answer = self.firestore.run_aggregation_query(self.asked("structuredAggregationQuery", aggregation),
+                                                      final=("DEADLINE_EXCEEDED",))
+        counted, read_time = read_count(answer, "runAggregationQuery")
         self.read_time = self.read_time or read_time
         return counted
 
 
-def now(firestore, collection, whole_minute=False):
-    """The server's now, from a query of limit 0 (a document asked for here would be billed again
-    by the read); `whole_minute` (what an export's snapshotTime takes): the minute before it."""
+def now(firestore, collection):
+    """The server's now, from a query of limit 0 (a document asked for here would be billed again by the read)."""
     query = Query(firestore, collection, page_size=0)
     next(query.pages())
-    if whole_minute:
-        return format_time(parse_time(query.read_time) // 60_000_000_000 * 60_000_000_000)
     return query.read_time
 
 
 def count(firestore, collection, read_time, low, high, workers, say, where=None):
-    """[(low, high, count)] covering [low, high) at read_time: one COUNT, or where Firestore cannot
-    finish it in its deadline (DEADLINE_EXCEEDED), its children's, cut finer as needed."""
+    """[(low, high, count)] covering [low, high): one COUNT, or, past Firestore's deadline, its children's."""
     try:
-        return [(low, high, Query(firestore, collection, where=where, read_time=read_time, low=low,
-                                  high=high).count())]
+        return [(low, high, Query(firestore, collection, where, read_time=read_time, low=low, high=high).count())]
     except Refused as refused:
         if refused.reason != "DEADLINE_EXCEEDED":
             raise
     children = ranges.split(low, high)
     if not children:
-        raise Failure(UNAVAILABLE, f"Firestore cannot COUNT {ranges.describe(low, high)} within its deadline, "
-                                   "and the range cannot be cut finer")
-    say(f"rest: the COUNT of {ranges.describe(low, high)} did not finish within Firestore's deadline: "
+        raise Failure(UNAVAILABLE, f"Firestore cannot COUNT {ranges.describe(low, high)} in time, nor can it be cut")
+    say(f"the COUNT of {ranges.describe(low, high)} did not finish within Firestore's deadline: "
         f"counting its {len(children)} parts")
-    parts = parallel.each(lambda r: count(firestore, collection, read_time, *r, workers, say, where), children,
-                          workers)
+    parts = parallel.each(lambda r: count(firestore, collection, read_time, *r, workers, say, where), children, workers)
     return [part for counted in parts for part in counted]

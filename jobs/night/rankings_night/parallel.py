@@ -1,5 +1,6 @@
-"""Work shared out: COUNTs to threads (each mostly waits on Firestore), a full read's streams to
-processes (each parses its pages: threads would share one interpreter lock, one core's worth)."""
+"""Work shared out: COUNTs to threads (each mostly waits), a full read's streams to processes (each parses:
+threads share one interpreter lock). At the stop nothing more is taken, no caller waits, every stream dies."""
+import contextlib
 import ctypes
 import os
 import pickle
@@ -9,116 +10,125 @@ import signal
 import threading
 
 from .statuses import UNAVAILABLE, Failure
+from .stop import STOP
+
+WAKE = 0.5      # seconds a caller waits before it asks the stop again
 
 
 def each(work, items, workers):
-    """work(item) for every item on up to `workers` daemon threads (a stopped fetch never waits on
-    a thread held in a call), the results in the items' order. The first exception is raised here,
-    and the other threads stop taking items."""
-    stop, todo, done = threading.Event(), queue.Queue(), queue.Queue()
-    items = list(items)
+    """work(item) for each item on up to `workers` threads, in order; the first exception raised, nothing more taken."""
+    items, failed, todo, done = list(items), threading.Event(), queue.SimpleQueue(), queue.SimpleQueue()
     for numbered in enumerate(items):
         todo.put(numbered)
 
     def worker():
-        while not stop.is_set():
+        while not failed.is_set():
             try:
                 number, item = todo.get_nowait()
             except queue.Empty:
                 return
             try:
+                STOP.check()
                 done.put((number, work(item), None))
             except Exception as error:  # noqa: BLE001 (raised again in the caller's thread)
-                stop.set()
+                failed.set()
                 done.put((number, None, error))
-                return
 
     for _ in range(min(workers, len(items))):
         threading.Thread(target=worker, daemon=True).start()
     results = [None] * len(items)
     for _ in items:
-        number, result, error = done.get()     # a signal (the fetch's deadline) still interrupts it
+        while True:
+            try:
+                number, result, error = done.get(timeout=WAKE)
+                break
+            except queue.Empty:
+                STOP.check()
         if error is not None:
-            stop.set()
+            failed.set()
             raise error
         results[number] = result
     return results
 
 
-def apart(work, items):
-    """work(item) for every item at once, each in a forked child of its own, the results (which
-    must pickle) in the items' order. The first child's exception is raised here and the others
-    are killed; a child dies with this process, so a fetch stopped at its limit leaves none."""
-    parent, children, answers = os.getpid(), {}, {}
-    watch = selectors.DefaultSelector()
+def apart(work, items, beside=None):
+    """work(item) for every item at once, each in a forked child (in STOP.children until reaped), and
+    beside() on a thread once all are forked (a thread running at a fork may hold a lock the child then
+    waits on for ever): the results, which must pickle, in order, beside()'s last. The first exception
+    is raised here and the children left are killed; a child dies with this process too."""
+    parent, watch = os.getpid(), selectors.DefaultSelector()
     try:
         for number, item in enumerate(items):
+            STOP.check()
             reader, writer = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(reader)
                 _child(work, item, writer, parent)
+            STOP.children.add(pid)
             os.close(writer)
-            children[reader], answers[reader] = (number, pid), []
-            watch.register(reader, selectors.EVENT_READ)
-        results, left = [None] * len(children), len(children)
-        while left:
-            for key, _ in watch.select():
-                chunk = os.read(key.fd, 1 << 16)
-                if chunk:
-                    answers[key.fd].append(chunk)
+            watch.register(reader, selectors.EVENT_READ, (number, pid, []))
+        if beside is not None:
+            reader, writer = os.pipe()
+            threading.Thread(target=_send, args=(beside, writer), daemon=True).start()
+            watch.register(reader, selectors.EVENT_READ, (len(watch.get_map()), None, []))
+        results = [None] * len(watch.get_map())
+        while watch.get_map():
+            for key, _ in watch.select(WAKE):
+                number, pid, chunks = key.data
+                chunks.append(os.read(key.fd, 1 << 16))
+                if chunks[-1]:
                     continue
                 watch.unregister(key.fd)
-                left -= 1
-                number, pid = children[key.fd]
-                _, status = os.waitpid(pid, 0)
-                children[key.fd] = (number, None)
-                kind, value = _answer(b"".join(answers[key.fd]), status)
+                os.close(key.fd)
+                status = None if pid is None else os.waitpid(pid, 0)[1]
+                STOP.children.discard(pid)
+                STOP.check()    # a stream the stop killed is the stop, not a failure of its own
+                try:
+                    kind, value = pickle.loads(b"".join(chunks))
+                except Exception:  # noqa: BLE001 (none, or half: it died first, as the OOM killer kills: 69)
+                    how = (f"killed by signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
+                           else f"exit {os.waitstatus_to_exitcode(status)}")
+                    kind, value = "error", Failure(UNAVAILABLE, f"a stream's process ended without its answer ({how}; "
+                                                                "out of memory? see the kernel's log)")
                 if kind == "error":
                     raise value
                 results[number] = value
+            STOP.check()
         return results
     finally:
-        for reader, (_, pid) in children.items():
+        for key in list(watch.get_map().values()):
+            _, pid, _ = key.data
             if pid is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
-                except OSError:
-                    pass
-            os.close(reader)
+                STOP.children.discard(pid)
+            os.close(key.fd)
         watch.close()
 
 
 def _child(work, item, writer, parent):
     try:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        STOP.reset()    # the parent's stop kills this child; this one kills none
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(1)
-        try:
-            answer = pickle.dumps(("result", work(item)))
-        except Exception as error:  # noqa: BLE001 (raised again in the parent)
-            try:
-                answer = pickle.dumps(("error", error))
-                pickle.loads(answer)
-            except Exception:  # noqa: BLE001 (one that cannot travel whole: a bug, named)
-                answer = pickle.dumps(("error", RuntimeError(f"{type(error).__name__}: {error}")))
-        view = memoryview(answer)
-        while view:
-            view = view[os.write(writer, view):]
+        if os.getppid() == parent:      # else the parent died before the line above
+            _send(lambda: work(item), writer)
     finally:
         os._exit(0)
 
 
-def _answer(data, status):
-    """The child's answer; one that died before sending it (the OOM killer, an operator's kill) is
-    not a bug in the work but a try that may succeed again: 69."""
+def _send(work, writer):
+    """work()'s answer, or its exception, pickled into the pipe, which is then closed."""
     try:
-        return pickle.loads(data)
-    except Exception:  # noqa: BLE001 (nothing or half an answer)
-        how = (f"killed by signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
-               else f"exit {os.waitstatus_to_exitcode(status)}")
-        return "error", Failure(UNAVAILABLE, f"a stream's process ended without its answer ({how}; "
-                                             "out of memory? see the kernel's log)")
+        answer = pickle.dumps(("result", work()))
+    except Exception as error:  # noqa: BLE001 (raised again in the parent)
+        try:
+            answer = pickle.dumps(("error", error))
+            pickle.loads(answer)
+        except Exception:  # noqa: BLE001 (one that cannot travel whole: a bug, named)
+            answer = pickle.dumps(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+    with contextlib.suppress(OSError), open(writer, "wb") as pipe:     # OSError: the parent went on without it
+        pipe.write(answer)

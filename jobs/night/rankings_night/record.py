@@ -1,60 +1,53 @@
-"""A night's record, .night.json beside its snapshot: how the night was made, so the next one can
-tell whether it may build on it, when the last full read was, and its files (FORMAT 3: `layers`,
-layers.py; a FORMAT 2 record's one snapshot is read as one layer). A record missing, damaged, of
-another format or out of range is never used: read() raises Damaged, and the night reads everything."""
+"""A night's record, .night.json: how it was made, when the last full read was, its files (`layers`), so
+the next night can tell whether to build on it; one damaged or out of range raises Damaged (read in full)."""
 import json
 import os
 import re
 
-from . import files, layers as layering
-from .snapshot import Damaged, parse_time
+from . import files
+from .snapshot import SNAPSHOT, SNAPSHOT_GZ, Damaged, change_name, format_time, parse_time
 
 RECORD = ".night.json"      # hidden: `rankings aggregate DIR/current` never reads a dot file
 FORMAT = 3
 MOST = 10**12               # more documents than any collection this job reads
-# The record's times are Firestore's, the plan's now this machine's: a clock some minutes behind
-# must not make every night a full read, but a day ahead would put the next full read off as long.
-SKEW_NS = 86_400 * 10**9
-
-
-def _count(record, key):
-    if not (type(record.get(key)) is int and 0 <= record[key] <= MOST):
-        raise Damaged(f"{key} is {json.dumps(record.get(key))}, not a count")
+SKEW_NS = 86_400 * 10**9    # the times are Firestore's; `rankings-night plan`'s clock may be minutes behind
 
 
 def check(record, now_ns):
     """The record if every field the plan and the merge use is present, typed and in range."""
     if not isinstance(record, dict):
         raise Damaged("not a JSON object")
-    if record.get("format") not in (2, FORMAT):
-        raise Damaged(f"format {record.get('format')!r}, not 2 or {FORMAT} (a night of an earlier version)")
+    if record.get("format") != FORMAT:
+        raise Damaged(f"format {record.get('format')!r}, not {FORMAT} (a night of an earlier version)")
     for key in ("method", "mode", "project", "database", "collection"):
         if not isinstance(record.get(key), str):
             raise Damaged(f"{key} is {record.get(key)!r}, not a string")
-    if record["mode"] not in ("full", "incremental", "window"):
-        raise Damaged(f"mode {record['mode']!r}")
-    if record["method"] != "rest":
-        return record       # an export's night: no snapshot of ours to build on
-    for key in ("documents_read", "snapshot_documents", "drift_documents"):
-        _count(record, key)
-    times = {}
+    if record["method"] != "rest" or record["mode"] not in ("full", "incremental"):    # 0.4's export, window
+        raise Damaged(f"made by the {record['method']} method, mode {record['mode']!r}: never built on")
+    for key in ("documents_read", "snapshot_documents", "bytes_written"):
+        if not (type(record.get(key)) is int and 0 <= record[key] <= MOST):
+            raise Damaged(f"{key} is {json.dumps(record.get(key))}, not a count")
     for key in ("read_time", "last_full_read_time"):
         try:
-            times[key] = parse_time(record[key])
-        except (KeyError, TypeError, ValueError, AttributeError):
+            if parse_time(record[key]) > now_ns + SKEW_NS:
+                raise Damaged(f"{key} {record[key]} is in the future: over a day ahead of {format_time(now_ns)}")
+        except (KeyError, TypeError, ValueError):
             raise Damaged(f"{key} is {json.dumps(record.get(key))}, not an RFC 3339 time") from None
-        if times[key] > now_ns + SKEW_NS:
-            raise Damaged(f"{key} {record[key]} is in the future: over a day ahead of this machine's clock "
-                          "(is the clock wrong?)")
-    if times["last_full_read_time"] > times["read_time"]:
+    if parse_time(record["last_full_read_time"]) > parse_time(record["read_time"]):
         raise Damaged("last_full_read_time is after read_time")
-    if record["format"] == 2:
-        if not (isinstance(record.get("snapshot_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", record["snapshot_sha256"])):
-            raise Damaged("snapshot_sha256 is not a SHA-256 in hex")
-        return record
-    layering.check(record.get("layers"))
-    _count(record, "bytes_written")
-    if sum(layer["lines"] for layer in record["layers"]) < record["snapshot_documents"]:
+    layers = record.get("layers")
+    if not isinstance(layers, list) or not layers:
+        raise Damaged("layers is not a list of files")
+    for number, layer in enumerate(layers):     # the base, then change files from 000001 without a gap
+        want = change_name(number) if number else SNAPSHOT_GZ if record.get("snapshot_form") == "gzip" else SNAPSHOT
+        if not isinstance(layer, dict) or layer.get("file") != want:
+            raise Damaged(f"layer {number} is not {want}")
+        for key in ("lines", "bytes"):
+            if not (type(layer.get(key)) is int and 0 <= layer[key] <= 1 << 60):
+                raise Damaged(f"{want}: {key} is {json.dumps(layer.get(key))}, not a count")
+        if not (isinstance(layer.get("sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", layer["sha256"])):
+            raise Damaged(f"{want}: sha256 is not a SHA-256 in hex")
+    if sum(layer["lines"] for layer in layers) < record["snapshot_documents"]:
         raise Damaged(f"its layers hold fewer lines than its {record['snapshot_documents']} documents")
     return record
 
@@ -63,6 +56,11 @@ def read(folder, now_ns):
     path = os.path.join(folder, RECORD)
     try:
         record = json.loads(files.read_regular(path, 1 << 20)[0], parse_constant=lambda c: c)
+        if isinstance(record, dict) and record.get("format") == 2 and "snapshot_sha256" in record:
+            # 0.4.0's: its one snapshot is the base (of its file's size: the SHA-256 is what checks it).
+            base = {"file": SNAPSHOT, "lines": record.get("snapshot_documents"), "sha256": record["snapshot_sha256"],
+                    "bytes": os.path.getsize(os.path.join(folder, SNAPSHOT))}
+            record = dict(record, format=FORMAT, bytes_written=0, layers=[base])
         return check(record, now_ns)
     except (OSError, ValueError, RecursionError) as error:
         raise Damaged(f"{path}: {getattr(error, 'strerror', None) or error}") from None
@@ -71,7 +69,6 @@ def read(folder, now_ns):
 
 
 def write(folder, record):
-    """Written whole and synced before the night's folder is renamed into place; an OSError names it."""
     path = os.path.join(folder, RECORD)
     try:
         with files.create(path, encoding="utf-8") as out:

@@ -1,54 +1,57 @@
-"""A night's snapshot of rating_events: rating_events.ndjson, one Firestore REST Document a line in
-strictly increasing name order (so a merge and a comparison are one pass), its SHA-256 recorded
-(record.py) and checked before a night builds on it. Times are exact nanoseconds.
-RANKINGS_FIRESTORE_SNAPSHOT=gzip keeps rating_events.ndjson.gz instead (its file system is the
-container's memory): the lines less UNREAD, one gzip member a stream, concatenated; never built on."""
+"""A night's snapshot of rating_events as layers: the base, then a change file an incremental night since
+it, each a Firestore Document a line in strictly increasing name order; a later layer's document replaces
+an earlier one of its name. An earlier night's layer is a hard link, never written after its night is
+committed. Kept compressed (a container's state in its memory): the lines less UNREAD, a gzip member a stream."""
 import ctypes
 import datetime
-import gzip
+import errno
 import hashlib
+import heapq
 import json
 import os
 import re
+import shutil
 import zlib
 
 from . import files
 
 SNAPSHOT = "rating_events.ndjson"
 SNAPSHOT_GZ = SNAPSHOT + ".gz"
-# Neither the job nor the proof reads them, and they compress poorly.
-UNREAD = ("createTime", "updateTime")
-# zlib's level 1: 8 % larger than level 6 for half its CPU, in streams whose CPU is the night's pace
-# (BENCHMARKS, "A night without a volume").
-LEVEL = 1
+UNREAD = ("createTime", "updateTime")   # neither the job nor the proof reads them, and they compress poorly
+LEVEL = 1   # zlib's: 8 % larger than 6 for half its CPU, the streams' pace (BENCHMARKS, "A night without a volume")
 NAME_PREFIX = b'{"name":"'
+CHUNK = 8 << 20     # hashlib lets go of the GIL over big buffers: the check runs beside the COUNTs
+# Every read of a night reads its change files too: past a quarter of the base's bytes, rewriting the base
+# costs less than carrying them. The count bounds a chain of quiet nights (and the job's open files).
+COMPACT_SHARE, MOST_CHANGES = 0.25, 60
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-# The offset's form is left to fromisoformat.
 _TIME = re.compile(r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-].*)", re.ASCII | re.DOTALL)
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+_fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+PUNCH_HOLE = 0x03   # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: tmpfs, ext4 and xfs give the bytes back
 
 
 class Damaged(Exception):
     """A snapshot that cannot be built on: the night reads everything instead."""
 
 
-_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+def change_name(number):
+    return f"rating_events.changes-{number:06d}.ndjson"
 
 
 def document_line(document, slim=False):
     """A Document's line, its name first (what line_name reads without decoding); less UNREAD when slim."""
-    if slim or next(iter(document)) != "name":     # Firestore sends the name first
-        rest = {k: v for k, v in document.items() if k != "name" and not (slim and k in UNREAD)}
-        document = {"name": document["name"], **rest}
-    return (_LINE.encode(document) + "\n").encode("utf-8")
+    kept = {k: v for k, v in document.items() if not (slim and k in UNREAD)}
+    return (_LINE.encode({"name": document["name"], **kept}) + "\n").encode("utf-8")
 
 
 def line_name(line):
-    if line.startswith(NAME_PREFIX):
-        end = line.find(b'"', len(NAME_PREFIX))
-        if end > 0 and b"\\" not in line[len(NAME_PREFIX):end]:
-            return line[len(NAME_PREFIX):end].decode("utf-8")
+    end = line.find(b'"', len(NAME_PREFIX))
+    if line.startswith(NAME_PREFIX) and end > 0 and b"\\" not in line[len(NAME_PREFIX):end]:
+        return line[len(NAME_PREFIX):end].decode("utf-8")
     try:
-        name = json.loads(line)["name"]
+        name = json.loads(line)["name"]     # written with an escape
     except (ValueError, KeyError, TypeError):
         name = None
     if not isinstance(name, str):
@@ -56,44 +59,11 @@ def line_name(line):
     return name
 
 
-def snapshot_path(folder):
-    """rating_events.ndjson, or the compressed one of a night that kept none."""
-    plain, compressed = os.path.join(folder, SNAPSHOT), os.path.join(folder, SNAPSHOT_GZ)
-    return compressed if not os.path.exists(plain) and os.path.exists(compressed) else plain
-
-
-def open_lines(path):
-    """A snapshot opened for its lines, gzip or not (by its magic bytes, as the job tells)."""
-    file = open(path, "rb")
-    try:
-        if file.peek(2)[:2] == b"\x1f\x8b":
-            return gzip.GzipFile(fileobj=file, mode="rb")   # reads every member
-    except BaseException:
-        file.close()
-        raise
-    return file
-
-
-def document_at(path, number):
-    """The document name on line `number` of a snapshot, or None: where a bad line the job names is
-    in Firestore."""
-    try:
-        with open_lines(path) as lines:
-            for at, line in enumerate(lines, 1):
-                if at == number:
-                    return line_name(line)
-    except (OSError, Damaged):
-        pass
-    return None
-
-
-def sorted_lines(path, digest=None):
-    """(name, line) of each line, checking the order it promises; feeds digest the bytes read."""
+def sorted_lines(path):
+    """(name, line) of each line, checking the order it promises."""
     previous = None
-    with open_lines(path) as lines:
+    with open(path, "rb") as lines:
         for number, line in enumerate(lines, 1):
-            if digest is not None:
-                digest.update(line)
             if not line.endswith(b"\n"):
                 raise Damaged(f"{path}:{number}: the last line is cut short")
             name = line_name(line)
@@ -104,12 +74,11 @@ def sorted_lines(path, digest=None):
 
 
 class Writer:
-    """Lines appended to a new snapshot, counted and digested (as the bytes kept); synced on close;
-    an OSError names the file."""
-    deflate = None
+    """Lines into a new file (`compressed`: a gzip member), counted and digested; not synced (the commit is)."""
 
-    def __init__(self, path):
-        self.path, self.lines, self.digest = path, 0, hashlib.sha256()
+    def __init__(self, path, compressed=False):
+        self.path, self.lines, self.size, self.digest = path, 0, 0, hashlib.sha256()
+        self.deflate = zlib.compressobj(LEVEL, zlib.DEFLATED, 31) if compressed else None   # 31: a gzip member
         self.file = files.create(path)    # 0644 whatever the umask: the job may read it as another user
 
     def _write(self, data):
@@ -118,97 +87,94 @@ class Writer:
         except OSError as error:
             raise OSError(error.errno, error.strerror, self.path) from None
         self.digest.update(data)
-
-    def write(self, line):
-        self.write_lines([line])
+        self.size += len(data)
 
     def write_lines(self, lines):
         data = b"".join(lines)
         self._write(self.deflate.compress(data) if self.deflate else data)
         self.lines += len(lines)
 
-    def copy(self, path, lines=None):
-        """Another Writer's file appended whole (`lines`: how many, when compressed), then removed.
-        Each chunk is released from it once appended, so the two hold its bytes once, not twice."""
+    def copy(self, path, lines):
+        """Another Writer's file appended as it is, each chunk then released: its bytes are held once, not twice."""
         with open(path, "r+b") as part:     # writable: releasing its bytes is a write
-            at = 0
             while chunk := part.read(1 << 20):
                 self._write(chunk)
-                self.lines += chunk.count(b"\n") if lines is None else 0
-                _release(part.fileno(), at, len(chunk))
-                at += len(chunk)
-        self.lines += lines or 0
+                _fallocate(part.fileno(), PUNCH_HOLE, part.tell() - len(chunk), len(chunk))
+        self.lines += lines
         os.unlink(path)
 
     def close(self):
         if self.deflate:
             self._write(self.deflate.flush())
         try:
-            self.file.flush()
-            os.fsync(self.file.fileno())
             self.file.close()
         except OSError as error:
             raise OSError(error.errno, error.strerror, self.path) from None
-        return self.lines, self.digest.hexdigest()
+        return {"file": os.path.basename(self.path), "lines": self.lines, "bytes": self.size,
+                "sha256": self.digest.hexdigest()}
 
 
-class GzipWriter(Writer):
-    """A Writer of one gzip member, compressed in the writing process (a stream's own)."""
-
-    def __init__(self, path, level=LEVEL):
-        super().__init__(path)
-        self.deflate = zlib.compressobj(level, zlib.DEFLATED, 31)    # 31: a gzip member
-
-
-try:
-    _fallocate = ctypes.CDLL(None, use_errno=True).fallocate
-    _fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
-except (OSError, AttributeError):
-    _fallocate = None
-
-
-def _release(fd, offset, length):
-    """Bytes given back to the file system (tmpfs, ext4 and xfs can; else when the file is removed)."""
-    if _fallocate is not None:
-        _fallocate(fd, 0x03, offset, length)    # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+def verify(folder, layers):
+    """Damaged naming the first layer in folder whose lines, bytes or SHA-256 differ from its record's."""
+    for layer in layers:
+        path, digest, lines, size = os.path.join(folder, layer["file"]), hashlib.sha256(), 0, 0
+        try:
+            with open(path, "rb", buffering=0) as data:
+                while chunk := data.read(CHUNK):
+                    digest.update(chunk)
+                    lines, size = lines + chunk.count(b"\n"), size + len(chunk)
+        except OSError as error:
+            raise Damaged(f"{path}: {error.strerror or error}") from None
+        if (lines, size, digest.hexdigest()) != (layer["lines"], layer["bytes"], layer["sha256"]):
+            raise Damaged(f"{path} is not the snapshot its record describes ({lines} lines, {size} bytes, SHA-256 "
+                          f"{digest.hexdigest()[:12]}…; recorded {layer['lines']}, {layer['bytes']}, "
+                          f"{layer['sha256'][:12]}…)")
 
 
-def _fields(line):
-    """A document's vote: its fields (not the times an import or a restore changes), or None."""
+def merged(folder, layers, extra=()):
+    """(name, line) of the snapshot the layers and `extra` (name, line)s make, in name order, later winning."""
+    sources = [sorted_lines(os.path.join(folder, layer["file"])) for layer in layers] + [extra]
+    # The key puts the later layer first among equal names; the rest of them are skipped.
+    keyed = [_keyed(source, -rank) for rank, source in enumerate(sources)]
+    previous = None
+    for (name, _), line in heapq.merge(*keyed, key=lambda item: item[0]):
+        if name != previous:
+            previous = name
+            yield name, line
+
+
+def _keyed(source, rank):
+    for name, line in source:
+        yield (name, rank), line
+
+
+def link_or_copy(source, target, say):
+    """target made a hard link to source, or a copy (said) where the file system will not link: the bytes written."""
     try:
-        return json.loads(line).get("fields")
-    except ValueError:
-        return None
+        os.link(source, target, follow_symlinks=False)
+        return 0
+    except OSError as error:
+        why = "another file system" if error.errno == errno.EXDEV else (error.strerror or str(error))
+    with open(source, "rb") as data, files.create(target) as out:
+        shutil.copyfileobj(data, out, CHUNK)
+        written = out.tell()
+    say(f"rest: {source} could not be linked into tonight's night ({why}): copied, {written} bytes", "WARNING")
+    return written
 
 
-def _timestamp(line):
-    """A line's timestamp in nanoseconds, or None when it has none (never matching the incremental query)."""
-    try:
-        return parse_time(_fields(line)["timestamp"]["timestampValue"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def drift(held, full_path, watermark):
-    """Documents the snapshot `held` (a path, or layers.merged's (name, line)s) holds wrong against
-    the full read at full_path that an incremental night from watermark could not have corrected:
-    deleted since, or a vote changed or added stamped before the watermark (or unstamped). The same
-    vote is not drift, whatever its updateTime."""
-    count = 0
-    held = sorted_lines(held) if isinstance(held, (str, os.PathLike)) else iter(held)
-    h = next(held, None)
-    for name, line in sorted_lines(full_path):
-        while h is not None and h[0] < name:
-            count += 1
-            h = next(held, None)
-        if h is not None and h[0] == name:
-            same = h[1] == line or _fields(h[1]) == _fields(line)
-            h = next(held, None)
-            if same:
-                continue
-        stamp = _timestamp(line)
-        count += stamp is None or stamp < watermark
-    return count + (h is not None) + sum(1 for _ in held)
+def compaction(layers, tonight_bytes, names):
+    """Why tonight's changes go into a new base, not a change file over `layers`, or None. The job refuses a
+    name written with a JSON escape in a change file (it reads their names undecoded)."""
+    escaped = [name for name in names if json.dumps(name, ensure_ascii=False)[1:-1] != name]
+    if escaped:
+        return f"the name {escaped[0]} is written with a JSON escape, which a change file may not hold"
+    if len(layers) > MOST_CHANGES:
+        return f"{len(layers)} change files would be more than {MOST_CHANGES}"
+    changes = sum(layer["bytes"] for layer in layers[1:]) + tonight_bytes
+    if changes > COMPACT_SHARE * layers[0]["bytes"]:
+        return (f"the change files would hold {changes} bytes, over {COMPACT_SHARE:.0%} of the base's "
+                f"{layers[0]['bytes']}")
+    return None
 
 
 def parse_time(text):
@@ -222,8 +188,7 @@ def parse_time(text):
 
 
 def format_time(nanoseconds):
-    """A Firestore timestampValue in UTC, cut down (never up: a bound so cut takes in at least what it
-    should) to the microsecond Firestore keeps; the year always four digits."""
+    """A timestampValue in UTC cut down (a bound so cut takes in at least what it should) to the microsecond."""
     seconds, rest = divmod(nanoseconds, 1_000_000_000)
     moment = EPOCH + datetime.timedelta(seconds=seconds)
     return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"

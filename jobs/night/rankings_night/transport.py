@@ -1,41 +1,29 @@
-"""HTTP for Firestore's calls, apart from what they mean: each try bounded in its whole time;
-retried as a Retry policy says; a 401 answered by one new token; redirects never followed (a token
-must not travel to another host). Through urllib, so https_proxy is honoured. Failures are the
-exceptions below, never exit statuses: statuses.status_of maps them."""
+"""HTTP for Firestore's calls, through urllib so that https_proxy is honoured (docs/firestore.md, "Calls, retries")."""
 import contextlib
-import dataclasses
 import http.client
 import json
 import random
 import socket
 import threading
 import time
-import urllib.error
+import types
+import typing
 import urllib.request
 
-RETRY_AFTER_LIMIT = 300.0   # a Retry-After longer than this is a server's mistake, not a plan
+RETRIED, RETRY_AFTER_LIMIT = frozenset({408, 429, 500, 502, 503, 504}), 300.0   # a longer Retry-After is a mistake
 
 
 class FirestoreError(Exception):
     """Any failure of Firestore's client: a call refused or unanswered, no credentials."""
 
-    def __reduce__(self):
-        # Whole across a pipe from a child process (parallel.apart): the message and every
-        # attribute (code, reason, documents_read a caller added), without calling __init__.
-        return _rebuilt, (type(self), str(self), self.__dict__)
-
-
-def _rebuilt(kind, message, attributes):
-    error = kind.__new__(kind)
-    Exception.__init__(error, message)
-    error.__dict__.update(attributes)
-    return error
+    def __reduce__(self):   # whole across a pipe from a child process (parallel.apart), every attribute too
+        return type(self), (str(self),), self.__dict__
 
 
 class Refused(FirestoreError):
     """A final no: `code` the HTTP status, `reason` Firestore's status word (FAILED_PRECONDITION)."""
 
-    def __init__(self, message, code, reason=""):
+    def __init__(self, message, code=0, reason=""):
         super().__init__(message)
         self.code, self.reason = code, reason
 
@@ -43,209 +31,146 @@ class Refused(FirestoreError):
 class Unavailable(FirestoreError):
     """No answer that counts after the tries allowed: `tries` made, `why` the last one's failure."""
 
-    def __init__(self, message, tries, why=""):
+    def __init__(self, message, tries=0, why=""):
         super().__init__(message)
         self.tries, self.why = tries, why
 
 
 class TimeUp(Unavailable):
-    """The run's deadline or the policy's own ended the tries before an answer."""
+    """The deadline ended the tries before an answer."""
 
 
 class NoCredentials(FirestoreError):
     """No access token from any source; the message says what was tried and how to give one."""
 
 
-class _TooSlow(OSError):
-    """One try's whole time ran out; retried like a connection that timed out."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Retry:
-    """When to try again: full jitter (streams answered 429 together do not come back together), a
-    server's Retry-After a floor; `deadline`: seconds a call may take with all its tries."""
+class Retry(typing.NamedTuple):
+    """Full jitter (streams answered 429 together do not come back together), a server's Retry-After a floor."""
     attempts: int = 5
     initial: float = 1.0
     maximum: float = 60.0
-    multiplier: float = 2.0
-    jitter: bool = True
-    deadline: "float | None" = None
-    statuses: frozenset = frozenset({408, 429, 500, 502, 503, 504})
-    unknown_host: bool = True      # retry a host name that does not resolve (EAI_NONAME)
-
-    def retries(self, error):
-        reason = getattr(error, "reason", error)
-        unknown = isinstance(reason, socket.gaierror) and reason.errno == socket.EAI_NONAME
-        retried = isinstance(error, (OSError, http.client.HTTPException, ValueError))
-        return retried and (self.unknown_host or not unknown)
+    unknown_host: bool = True   # a host name that does not resolve (EAI_NONAME) tried again
 
     def pause(self, tries, floor=0.0, uniform=random.uniform):
-        ceiling = min(self.maximum, self.initial * self.multiplier ** (tries - 1))
-        wait = uniform(0.0, ceiling) if self.jitter else ceiling
-        return max(wait, min(floor, RETRY_AFTER_LIMIT))
+        return max(uniform(0.0, min(self.maximum, self.initial * 2 ** (tries - 1))), min(floor, RETRY_AFTER_LIMIT))
 
 
-class Anonymous:
-    """No credentials (the emulator, a metadata server): no header, nothing to refresh."""
-
-    def headers(self):
-        return {}
-
-    def refresh(self, sent):
-        return False
+ANONYMOUS = types.SimpleNamespace(headers=dict, refresh=lambda sent: None, forbidden_hint=lambda: "no token sent")
 
 
-class _Watch:
-    """One try's limit on its whole time (a socket timeout bounds each read alone: a byte a second
-    would hold a call for ever): at the limit the socket is shut down, ending any read or write."""
+class _Try(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """One try's connection, cut at the try's limit (a socket's timeout bounds each read alone, and a byte a second
+    would hold it for ever) by shutting down a duplicate of its socket: urllib may close the socket itself."""
 
     def __init__(self, seconds):
-        self.expired, self.socket, self.lock = False, None, threading.Lock()
-        self.timer = threading.Timer(seconds, self.cut, kwargs={"expire": True})
-        self.timer.daemon = True
+        super().__init__()
+        self.expired, self.socket, self.timer = False, None, threading.Timer(seconds, self.expire)
+        self.timer.start()
 
-    def cut(self, connected=None, expire=False):
-        with self.lock:
-            if connected is not None:
-                self.socket = socket.fromfd(connected.fileno(), connected.family, connected.type)
-            self.expired = self.expired or expire
-            if self.expired and self.socket is not None:
-                with contextlib.suppress(OSError):
-                    self.socket.shutdown(socket.SHUT_RDWR)
+    def expire(self):
+        self.expired = True
+        with contextlib.suppress(OSError, AttributeError):     # AttributeError: no socket yet
+            self.socket.shutdown(socket.SHUT_RDWR)
 
-    def close(self):
-        self.timer.cancel()
-        with self.lock:
-            if self.socket is not None:
-                self.socket.close()
-
-
-def _handler(watch):
-    def watched(base):
+    def watched(self, base):
         class Watched(base):
-            def connect(self):
+            def connect(connection):
                 super().connect()
-                watch.cut(self.sock)
+                self.socket = socket.fromfd(connection.sock.fileno(), connection.sock.family, connection.sock.type)
+                if self.expired:    # the limit came while it connected
+                    self.expire()
         return Watched
 
-    class Handler(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-        def http_open(self, request):
-            return self.do_open(watched(http.client.HTTPConnection), request)
+    def http_open(self, request):
+        return self.do_open(self.watched(http.client.HTTPConnection), request)
 
-        def https_open(self, request):
-            return self.do_open(watched(http.client.HTTPSConnection), request, context=self._context)
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args):
-            return None     # the 3xx comes back to the caller as it is
-
-    return Handler(), NoRedirect()
+    def https_open(self, request):
+        return self.do_open(self.watched(http.client.HTTPSConnection), request, context=self._context)
 
 
-def fetch(request, seconds):
-    """(status, headers, body) of one try within `seconds`; OSError or HTTPException else."""
+def fetch(request, seconds, cuts=None):
+    """(status, headers, body) of one try within `seconds`, whatever the status: no handler of errors, and no
+    redirect followed (a token must not travel to another host); cut at once by a stop (`cuts`: STOP.cuts)."""
     if seconds <= 0:
-        raise _TooSlow("no time left for another try")
-    watch = _Watch(seconds)
-    opener = urllib.request.build_opener(*_handler(watch))
-    watch.timer.start()
+        raise TimeoutError("no time left for another try")
+    opener, connection, cuts = urllib.request.OpenerDirector(), _Try(seconds), set() if cuts is None else cuts
+    cuts.add(connection.expire)
+    opener.add_handler(urllib.request.ProxyHandler())
+    opener.add_handler(connection)
     try:
-        try:
-            with opener.open(request, timeout=seconds) as answer:
-                status, headers, body = answer.status, answer.headers, answer.read()
-        except urllib.error.HTTPError as error:
-            status, headers, body = error.code, error.headers, error.read()
-        if not watch.expired:
+        with opener.open(request, timeout=seconds) as answer:
+            status, headers, body = answer.status, answer.headers, answer.read()
+        if not connection.expired:
             return status, headers, body
-    except (OSError, http.client.HTTPException) as error:
-        # A read the socket's own timeout ended waited `seconds` alone: the watch's limit too,
-        # whichever of the two fired first on a loaded machine.
-        if not (watch.expired or isinstance(getattr(error, "reason", error), TimeoutError)):
+    except (OSError, http.client.HTTPException):
+        if not connection.expired:
             raise
     finally:
-        watch.close()
-    raise _TooSlow(f"no whole answer within {seconds:g}s")
-
-
-def summary(text):
-    """(Firestore's own message, its status word) when the answer carries them, else its start."""
-    try:
-        answer = json.loads(text)
-        if isinstance(answer, list):
-            answer = answer[0]
-        return answer["error"]["message"], answer["error"].get("status", "")
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        return text.strip()[:300], ""
-
-
-def _described(error):
-    if isinstance(error, http.client.IncompleteRead):
-        return f"a broken answer: IncompleteRead: cut short after {len(error.partial)} bytes"
-    if isinstance(error, http.client.HTTPException):
-        return f"a broken answer: {type(error).__name__}: {str(error).strip()}"
-    if isinstance(error, OSError):
-        return str(getattr(error, "reason", None) or error)
-    return f"the answer is not JSON: {error}"
+        cuts.discard(connection.expire)
+        connection.timer.cancel()
+        connection.timer.join()     # no expire() at work on the socket closed next
+        if connection.socket is not None:
+            connection.socket.close()
+    raise TimeoutError(f"no whole answer within {seconds:g}s")
 
 
 class Transport:
-    """Calls with retries. `credentials`: headers() and refresh(sent) (a 401's token dropped: whether
-    a new one may be had); `deadline` (time.monotonic()) bounds every call when set."""
+    """Calls with retries, ended at `deadline` (time.monotonic(), or None) and by `stop` (stop.STOP)."""
 
-    def __init__(self, retry=Retry(), timeout=60.0, credentials=None, say=print, deadline=None,
-                 sleep=time.sleep, uniform=random.uniform):
-        self.retry, self.timeout, self.credentials = retry, timeout, credentials or Anonymous()
-        self.say, self.deadline, self.sleep, self.uniform = say, deadline, sleep, uniform
+    def __init__(self, retry, timeout, credentials, say, deadline, stop, uniform=random.uniform):
+        self.retry, self.timeout, self.credentials = retry, timeout, credentials or ANONYMOUS
+        self.say, self.deadline, self.stop, self.uniform = say, deadline, stop, uniform
 
     def call(self, method, url, body=None, final=(), headers=None):
-        """One call's JSON answer; every call made may be repeated (a commit with a precondition is
-        refused, not applied twice). `final`: status words (DEADLINE_EXCEEDED) Refused at once."""
-        retry, data = self.retry, None if body is None else json.dumps(body).encode()
-        ends = min((t for t in (self.deadline, None if retry.deadline is None else time.monotonic() + retry.deadline)
-                    if t is not None), default=None)
-        tries, refreshed = 0, False
+        """One call's JSON answer (`final`: status words Refused at once). Every call made is safe to repeat."""
+        data, call, tries, refreshed = None if body is None else json.dumps(body).encode(), f"{method} {url}", 0, False
+        ends = float("inf") if self.deadline is None else self.deadline
         while True:
-            tries += 1
-            sent = self.credentials.headers()
-            request = urllib.request.Request(url, data=data, method=method,
-                                             headers={"Content-Type": "application/json", **(headers or {}), **sent})
-            floor = 0.0
+            self.stop.check()
+            tries, floor, sent = tries + 1, 0.0, self.credentials.headers()
+            request = urllib.request.Request(url, data, {"Content-Type": "application/json", **(headers or {}), **sent},
+                                             method=method)
             try:
-                status, answer_headers, text = fetch(request, self.timeout if ends is None else
-                                                     min(self.timeout, ends - time.monotonic()))
+                status, answered, text = fetch(request, min(self.timeout, ends - time.monotonic()),
+                                               getattr(self.stop, "cuts", None))
             except (OSError, http.client.HTTPException) as error:
-                why = _described(error)
-                if not retry.retries(error):
-                    raise Unavailable(f"{method} {url}: {why}", tries, why) from None
+                reason = getattr(error, "reason", error)     # urllib's URLError holds the socket's
+                broken = isinstance(error, http.client.HTTPException)
+                why = f"a broken answer: {type(error).__name__}: {str(error).strip()}" if broken else str(reason)
+                if not self.retry.unknown_host and getattr(reason, "errno", None) == socket.EAI_NONAME:
+                    raise Unavailable(f"{call}: {why}", tries, why) from None
             else:
                 if 300 <= status < 400:
-                    raise Refused(f"{method} {url}: HTTP {status}: a redirect to "
-                                  f"{answer_headers.get('Location', '?')}, not followed", status)
+                    raise Refused(f"{call}: HTTP {status}: a redirect to {answered['Location']}, not followed", status)
                 if status < 300:
                     try:
                         return json.loads(text or b"{}")
                     except ValueError as error:
-                        why = _described(error)
+                        why = f"the answer is not JSON: {error}"
                 else:
-                    message, reason = summary(text.decode("utf-8", "replace"))
-                    why = f"HTTP {status}: {message}"
-                    if status == 401 and not refreshed and self.credentials.refresh(sent):
+                    try:
+                        error = json.loads(text)
+                        error = (error[0] if isinstance(error, list) else error)["error"]
+                        said, reason = error["message"], error.get("status", "")
+                    except (ValueError, KeyError, IndexError, TypeError):     # not Firestore's words: its start
+                        said, reason = text.decode("utf-8", "replace").strip()[:300], ""
+                    why = f"HTTP {status}: {said}{f' ({self.credentials.forbidden_hint()})' if status == 403 else ''}"
+                    if status == 401 and not refreshed and sent:
                         # An expired token: a new one, once, and the same try again.
+                        self.credentials.refresh(sent)
                         refreshed, tries = True, tries - 1
-                        self.say(f"{method} {url}: {why}; a new access token, and the call again")
+                        self.say(f"{call}: {why}; a new access token, and the call again")
                         continue
-                    if status not in retry.statuses or reason in final:
-                        raise Refused(f"{method} {url}: {why}", status, reason)
-                    with contextlib.suppress(TypeError, ValueError):
-                        floor = max(float(answer_headers.get("Retry-After", "0")), 0.0)
-            last = f"{method} {url}: {why}"
-            if tries >= retry.attempts:
-                raise Unavailable(f"{last} (gave up after {tries} tries)", tries, why)
-            pause = retry.pause(tries, floor, self.uniform)
-            time_up = TimeUp(f"{last} (gave up after {tries} tries: the deadline comes before another)", tries, why)
-            if ends is not None and time.monotonic() + pause >= ends:
-                raise time_up
-            self.say(f"{last}; try {tries} of {retry.attempts}, next in {pause:.3g}s")
-            self.sleep(pause)
-            if ends is not None and time.monotonic() >= ends:
-                raise time_up       # the pause overran (a loaded machine): no try without time to reach the server
+                    if status not in RETRIED or reason in final:
+                        raise Refused(f"{call}: {why}", status, reason)
+                    with contextlib.suppress(ValueError):
+                        floor = float(answered.get("Retry-After", 0))
+            if tries >= self.retry.attempts:
+                raise Unavailable(f"{call}: {why} (gave up after {tries} tries)", tries, why)
+            pause = self.retry.pause(tries, floor, self.uniform)
+            if time.monotonic() + pause < ends:
+                self.say(f"{call}: {why}; try {tries} of {self.retry.attempts}, next in {pause:.3g}s")
+                self.stop.sleep(pause)
+                if time.monotonic() < ends:     # else the pause overran (a loaded machine): no try without time
+                    continue
+            raise TimeUp(f"{call}: {why} (gave up after {tries} tries: the deadline comes before another)", tries, why)
