@@ -1,5 +1,5 @@
 """The one harness of every Python suite here (Tests/night, Tests/firestore-loop,
-Tests/firestore-hooks, Tests/simulator...): Python's unittest, one line a test (`ok   NAME` or
+Tests/firestore-steps, Tests/simulator...): Python's unittest, one line a test (`ok   NAME` or
 `FAIL NAME: why`), then `N passed, M failed`, and exit status 1 on any failure; and the one
 assertion helper, Case, whose expectations say what was compared.
 

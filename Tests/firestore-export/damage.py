@@ -188,8 +188,9 @@ def run(check, root, rankings, dump_lines):
         case("the kind metadata lists output-0 twice", lambda p: write(p["kind"], kind_listing(kind, names + names[:1])), 65,
              lambda p: f"{p['kind']}: incomplete export: output-0 is listed twice")
         # output-1 replaced by a copy of output-0 holds as many entities as the metadata records:
-        # with the byte count no longer required, the job reads it (the fetch's proof refuses it:
-        # a document twice, Tests/firestore-hooks/test_fetch_and_publish.py).
+        # with the byte count no longer required, the job reads it (0.4's export method refused it
+        # by its proof, a document twice; at 0.5 a managed export is the job's input only, never a
+        # night's fetch).
         case("a zero-length kind metadata, with --allow-empty", lambda p: write(p["kind"], b""), 65,
              lambda p: f"{p['kind']}: corrupt export at byte 0: undecodable metadata: no kind described (0 bytes)")
         case("the kind metadata lists ../ outside the export",

@@ -1,18 +1,18 @@
 """A forwarding proxy in front of the real emulator that breaks chosen answers on purpose, so a
-test can show what the night's programs do when Firestore, or the network, has trouble in the
-middle of a fetch or a publish; or runs a test's function before forwarding a request, so that
+test can show what the night's steps do when Firestore, or the network, has trouble in the
+middle of a fetch, a proof or a publish; or runs a test's function before forwarding a request, so that
 Google's client can write while a fetch is paging. Every other request goes to the emulator
 unchanged, and its answer comes back unchanged.
 
 A request is chosen by what it asks, not by its number (the fetch reads ranges on several streams
 at once, so numbers are not stable): `proxy.fault(match, fault, nth=1, times=1)` breaks the nth
 request for which match(call) holds, and the `times - 1` after it (times=None: every one).
-Matchers below: pages (a query's page, not the one-document readTime probe), incremental (a page
-of a query with a `timestamp` filter), counts, patches, gets.
+Matchers below: pages (a query's page, not the query of limit 0 that asks Firestore's readTime),
+incremental (a page of a query with a `timestamp` filter), full_pages, first_page, counts, commits,
+batch_gets (a document read with its readTime: the publish's), gets, patches.
 
 The proxy keeps every call (method, path, body, the Authorization header, the documents of a
-runQuery answer) and sends no Authorization on: the emulator ignores tokens, and a test sees
-here which token the programs sent.
+runQuery answer) and sends no Authorization on: the emulator takes no token.
 
 Faults:
   503, 429, 400...  that status with {} instead of forwarding; (status, body) with that JSON body;
@@ -38,6 +38,7 @@ Faults:
 """
 import http.server
 import json
+import sys
 import threading
 import time
 import urllib.error
@@ -65,6 +66,10 @@ class Call:
             return "count"
         if self.path.endswith(":commit"):
             return "commit"
+        if self.path.endswith(":batchGet"):
+            return "batchGet"
+        if self.path.endswith(":partitionQuery"):
+            return "partitionQuery"
         return self.method.lower()
 
     @property
@@ -86,7 +91,7 @@ class Call:
 
 
 def pages(call):
-    """A page of a query: not the fetch's one-document probe for the night's readTime."""
+    """A page of a query: not the fetch's query of limit 0 for Firestore's readTime."""
     return call.kind == "runQuery" and call.query.get("limit", 0) > 1
 
 
@@ -98,6 +103,11 @@ def incremental(call):
 def full_pages(call):
     """A page of a query over the whole collection (or a range of its names)."""
     return pages(call) and not call.filters_on("timestamp")
+
+
+def first_page(call):
+    """The collection's first page: a full read's first range's, from its first id."""
+    return full_pages(call) and "startAt" not in call.query and "GREATER_THAN" not in json.dumps(call.query.get("where"))
 
 
 def counts(call):
@@ -114,6 +124,10 @@ def commits(call):
 
 def gets(call):
     return call.kind == "get"
+
+
+def batch_gets(call):
+    return call.kind == "batchGet"
 
 
 def rewrite(fault, items):
@@ -150,6 +164,15 @@ def rewrite(fault, items):
 def _ended(items, end):
     """items with the last one marked done, as a whole stream ends."""
     return items[:-1] + [dict(items[-1], done=True)] if items else [end]
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A program that hung up mid-answer (a stream killed when another failed) is no error here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Rule:
@@ -253,8 +276,7 @@ class FaultyProxy:
 
             do_GET = do_POST = do_PATCH = do_DELETE = forward
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.address = f"127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 

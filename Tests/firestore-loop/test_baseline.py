@@ -1,8 +1,9 @@
-"""Firestore, not local files, as the night's baseline, against Google's emulator: nights whose
-state directory starts empty each time (a container without a volume) still guard the board
-against shrinking, by the board the app reads in Firestore; and two nights that overlap, the
-older one's publish held back until the newer one has published, leave the newer board in
-Firestore, whichever way round they finish."""
+"""Firestore, not local files, as the night's baseline, against Google's emulator: whole nights
+(`rankings-night run --environment`) whose state directory starts empty each time (a container
+without a volume) still guard the board against shrinking (RANKINGS_MAX_DROP), by the board the
+app reads in Firestore, and `run -- --max-drop 100` accepts the drop once; and two nights that
+overlap, the older one's publish held back until the newer one has published, leave the newer
+board in Firestore, whichever way round they finish."""
 import json
 import os
 import random
@@ -17,7 +18,7 @@ import faults
 import harness
 
 PROJECT = "demo-rankings-baseline"
-VOTES = 1000
+VOTES, JOKES = 1000, 40
 server = work = None
 
 
@@ -38,7 +39,7 @@ class Baseline(harness.Case):
     def setUpClass(cls):
         cls.db = emu.client(PROJECT, server.address)
         cls.rng = random.Random(42)
-        cls.collection = support.votes(cls.rng, VOTES, 90)
+        cls.collection = support.votes(cls.rng, VOTES, 90, jokes=JOKES)
         emu.write(cls.db, "rating_events", cls.collection.items())
         cls.states = 0
 
@@ -50,24 +51,14 @@ class Baseline(harness.Case):
         return state
 
     def command(self, state, proxy, *flags):
-        config = os.path.join(state, "rankings.conf")
-        with open(config, "w") as out:
-            out.write(f"RANKINGS_OUTPUT={state}/all_time.json\n"
-                      f"RANKINGS_BIN={support.RANKINGS}\n"
-                      f'RANKINGS_FETCH="{support.HOOKS}/{support.FETCH} {state}/firestore"\n'
-                      f"RANKINGS_PUBLISH={support.HOOKS}/{support.PUBLISH}\n"
-                      'RANKINGS_FLAGS="--max-drop 1"\n'
-                      "RANKINGS_RETRIES=0\n"
-                      f"RANKINGS_FIRESTORE_PROJECT={PROJECT}\n"
-                      f"RANKINGS_FIRESTORE_ENDPOINT=http://{proxy.address}/v1\n"
-                      'RANKINGS_FIRESTORE_TOKEN_COMMAND="echo ya29.baseline-token"\n'
-                      "RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.1\n")
-        return [support.NIGHT, "run", "--config", config] + (["--", *flags] if flags else [])
+        """(argv, environment) of a night on state through proxy, its guard at 1 %."""
+        return support.night_process(state, PROJECT, proxy.address, *flags, RANKINGS_MAX_DROP="1")
 
     def night(self, *flags, status=0, said=None):
         state = self.fresh_state()
         with faults.FaultyProxy(server.address) as proxy:
-            done = harness.run(self.command(state, proxy, *flags), timeout=300, env=support.environment())
+            argv, env = self.command(state, proxy, *flags)
+            done = harness.run(argv, timeout=300, env=env)
         self.expect_exit(done, status, said)
         return state, done
 
@@ -90,7 +81,8 @@ class Baseline(harness.Case):
             batch.delete(self.db.collection("rating_events").document(name))
         batch.commit()
         state, done = self.night(status=65, said="the app keeps its board")
-        self.expect_in("the guard's words", "(--max-drop 1)", done.stderr)
+        self.expect_in("the guard's words", "(--max-drop 1); the app keeps its board. If the votes really went, "
+                                            "accept it once: rankings-night run -- --max-drop 100", done.stderr)
         self.expect("no board of its own to compare with", os.path.exists(os.path.join(state, "all_time.json")), True)
         self.expect("the app's board, untouched (its update time too)", self.published(), before)
         # Accepted once, by hand.
@@ -115,19 +107,20 @@ class Baseline(harness.Case):
             return status, answer
         state_a, state_b = self.fresh_state(), self.fresh_state()
         with faults.FaultyProxy(server.address) as proxy_a, faults.FaultyProxy(server.address) as proxy_b:
-            proxy_a.fault(faults.gets, hold, times=1)
-            a = subprocess.Popen(self.command(state_a, proxy_a, "--max-drop", "100"), env=support.environment(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # The publish's read of the app's board (the night's one batchGet before its commit).
+            proxy_a.fault(faults.batch_gets, hold, times=1)
+            argv, env = self.command(state_a, proxy_a, "--max-drop", "100")
+            a = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 self.assertTrue(reached.wait(240), "night A never reached its publish")
-                extra = support.votes(self.rng, 200, 2, 1)
+                extra = support.votes(self.rng, 200, 2, 1, jokes=JOKES)
                 emu.write(self.db, "rating_events", extra.items())
                 self.collection.update(extra)
                 if not older_last:
                     release.set()
                     a_out, a_err = a.communicate(timeout=300)
-                b = harness.run(self.command(state_b, proxy_b, "--max-drop", "100"), timeout=300,
-                                env=support.environment())
+                argv, env = self.command(state_b, proxy_b, "--max-drop", "100")
+                b = harness.run(argv, timeout=300, env=env)
                 self.expect_exit(b, 0, "rankings-night: night done")
                 release.set()
                 if older_last:
@@ -151,7 +144,7 @@ class Baseline(harness.Case):
 
     def test_3_nights_in_order_leave_the_newer_board(self):
         a_err, _, newer = self.overlap(older_last=False)
-        self.expect_in("the older night published", ": wrote ", a_err)
+        self.expect_in("the older night published", "rankings-night: publish: wrote ", a_err)
         got = self.db.collection("weekly_rankings").document("all_time").get().to_dict()
         self.expect("Firestore holds the newer board",
                     (got["total_hilarious_ratings"], got["total_horrible_ratings"]),

@@ -1,11 +1,12 @@
-"""The whole night against Google's Firestore emulator: `rankings-night run --config FILE` with the
-30-day board on (RANKINGS_MONTHLY=yes), its fetch and publish the shipped hooks, every call to
-Firestore through faults.py's proxy as to Google's API (RANKINGS_FIRESTORE_ENDPOINT and a token).
-Each night fetches once (counted at the proxy: a full read of the collection the first night,
-one incremental query the next, never a read of the window besides), and makes both boards from
-that one snapshot: the monthly one is the job's --since -30d of the very folder the all-time one
-was made from, and of the collection as the test wrote it. Both are published and read back with
-Google's client; rankings-night.prom and rankings-fetch.prom pass `promtool check metrics`."""
+"""The whole night against Google's Firestore emulator: `rankings-night run --environment` with the
+30-day board on (RANKINGS_MONTHLY=yes), every call to Firestore through faults.py's proxy
+(FIRESTORE_EMULATOR_HOST). Each night fetches once (counted at the proxy: a full read of the
+collection the first night, one incremental query the next, in spans of time, never a read of
+the window besides), and makes both boards from that one snapshot at its readTime: the monthly
+one is the job's --since READTIME-30d of the very folder the all-time one was made from, and of
+the collection as the test wrote it. Both are proven, published and read back with Google's
+client; the one metrics file passes `promtool check metrics`. A publish not proven fails the
+night 69 and the metrics keep the last success."""
 import datetime
 import json
 import os
@@ -17,9 +18,11 @@ import support
 import emulator as emu
 import faults
 import harness
+from rankings_night.night import week_of
+from rankings_night.snapshot import format_time, parse_time
 
 PROJECT = "demo-rankings-night"
-VOTES = 3000
+VOTES, JOKES = 1500, 40
 server = work = None
 
 
@@ -43,7 +46,7 @@ class Night(harness.Case):
         cls.db = emu.client(PROJECT, server.address)
         cls.rng = random.Random(30)
         # Votes over the last 90 days: about a third of them in the 30-day board.
-        cls.collection = support.votes(cls.rng, VOTES, 90)
+        cls.collection = support.votes(cls.rng, VOTES, 90, jokes=JOKES)
         emu.write(cls.db, "rating_events", cls.collection.items())
         cls.state = os.path.join(work, "state")
         cls.directory = os.path.join(cls.state, "firestore")
@@ -56,57 +59,44 @@ class Night(harness.Case):
         with faults.FaultyProxy(server.address) as proxy:
             if fault:
                 proxy.fault(*fault, times=None)
-            config = os.path.join(work, "rankings.conf")
-            with open(config, "w") as out:
-                out.write(f"RANKINGS_EXPORTS={self.directory}/current\n"
-                          f"RANKINGS_OUTPUT={self.state}/all_time.json\n"
-                          f"RANKINGS_METRICS={self.state}/rankings.prom\n"
-                          f"RANKINGS_BIN={support.RANKINGS}\n"
-                          f'RANKINGS_FETCH="{support.HOOKS}/{support.FETCH} {self.directory}"\n'
-                          f"RANKINGS_PUBLISH={support.HOOKS}/{support.PUBLISH}\n"
-                          "RANKINGS_MONTHLY=yes\n"
-                          "RANKINGS_RETRIES=0\n"
-                          f"RANKINGS_FIRESTORE_PROJECT={PROJECT}\n"
-                          f"RANKINGS_FIRESTORE_ENDPOINT=http://{proxy.address}/v1\n"
-                          'RANKINGS_FIRESTORE_TOKEN_COMMAND="echo ya29.night-token"\n'
-                          "RANKINGS_FIRESTORE_BACKOFF_SECONDS=0.1\n")
-            done = harness.run([support.NIGHT, "run", "--config", config], timeout=300, env=support.environment())
+            done = support.night(self.state, PROJECT, proxy.address, RANKINGS_MONTHLY="yes",
+                                 RANKINGS_METRICS=f"{self.state}/rankings.prom")
         type(self).nights += 1
-        self.expect("tokens sent", {c.authorization for c in proxy.calls}, {"Bearer ya29.night-token"})
         if status:
-            self.expect_exit(done, status, f"rankings-night: night failed with status {status}")
+            self.expect_exit(done, status, f"rankings-night: error: night failed with status {status}")
             return done, proxy
         self.expect_exit(done, 0, "rankings-night: night done: the boards are written and published")
         return done, proxy, support.record(self.directory)
 
-    def both_boards_from_one_snapshot(self, done):
-        """The two aggregate commands of the night read the same resolved folder, the one current
-        names now, with one computed_at; the monthly board is that folder's last 30 days, and the
-        collection's as the test wrote it; both are in Firestore as the job wrote them."""
-        commands = [line.split(": try 1 of 1: ", 1)[1].split() for line in support.said(done, "aggregate: try 1 of 1: ")]
-        self.expect("aggregate commands", len(commands), 2)
+    def both_boards_from_one_snapshot(self, record):
+        """Both boards computed at the snapshot's readTime, the folder current names: the all-time
+        one the job's of it, the monthly one its --since READTIME-30d, and the collection's as the
+        test wrote it; both are in Firestore as the job wrote them."""
         snapshot = os.path.realpath(os.path.join(self.directory, "current"))
-        self.expect("the folder each board was made from", [c[-1] for c in commands], [snapshot, snapshot])
         boards = {}
         for name in ("all_time", "monthly"):
             with open(os.path.join(self.state, f"{name}.json"), encoding="utf-8") as text:
                 boards[name] = json.load(text)
         computed_at = boards["all_time"]["computed_at"]
+        self.expect("computed at the snapshot's readTime (to the millisecond)", computed_at,
+                    record["read_time"][:23] + "Z")
         self.expect("one computed_at", boards["monthly"]["computed_at"], computed_at)
-        mine = os.path.join(work, "monthly.json")
-        for source in (snapshot, support.written(PROJECT, self.collection, os.path.join(work, "written"))):
-            if os.path.exists(mine):
-                os.unlink(mine)
-            made = harness.run([support.RANKINGS, "aggregate", "--computed-at", computed_at, "--allow-empty",
-                                "--since", "-30d", "--week-document", "--output", mine, source])
-            self.expect_exit(made, 0)
-            with open(mine, "rb") as a, open(os.path.join(self.state, "monthly.json"), "rb") as b:
-                self.expect(f"the monthly board, against --since -30d of {source}", b.read(), a.read())
+        since = format_time(parse_time(record["read_time"]) - 30 * 86_400 * 10**9)
+        mine = os.path.join(work, "board.json")
+        for name, flags in (("all_time", []), ("monthly", ["--allow-empty", "--since", since, "--week-document"])):
+            for source in (snapshot, support.written(PROJECT, self.collection, os.path.join(work, "written"))):
+                if os.path.exists(mine):
+                    os.unlink(mine)
+                made = harness.run([support.RANKINGS, "aggregate", "--computed-at", record["read_time"], *flags,
+                                    "--output", mine, source])
+                self.expect_exit(made, 0)
+                with open(mine, "rb") as a, open(os.path.join(self.state, f"{name}.json"), "rb") as b:
+                    self.expect(f"the {name} board, against the job's {' '.join(flags)} of {source}", b.read(), a.read())
         totals = {n: b["total_hilarious_ratings"] + b["total_horrible_ratings"] for n, b in boards.items()}
         self.assertTrue(0 < totals["monthly"] < totals["all_time"], f"not a window of the all-time board: {totals}")
-        # The 30-day board is the New York week's document, where older app versions read it.
+        # The 30-day board is the New York week's document of the readTime, where older app versions read it.
         week = boards["monthly"]["week_id"]
-        self.assertRegex(week, r"^[0-9]{4}-W[0-9]{2}$")
+        self.expect("the week of the readTime", week, week_of(record["read_time"]))
         self.expect("no weekly_rankings/monthly", self.db.collection("weekly_rankings").document("monthly").get().exists,
                     False)
         for name, board in boards.items():
@@ -125,17 +115,17 @@ class Night(harness.Case):
                                                "total_horrible_ratings", "computed_at")})
 
     def metrics(self, full):
-        night = support.promtool_samples(os.path.join(self.state, "rankings-night.prom"))
-        steps = ("fetch", "aggregate", "publish")
-        self.expect("rankings-night.prom", {k: night.get(k) for k in ["rankings_night_last_run_exit_status"] + [
+        samples = support.promtool_samples(os.path.join(self.state, "rankings.prom"))
+        steps = ("fetch", "aggregate", "prove", "publish")
+        self.expect("rankings.prom", {k: samples.get(k) for k in [
+            "rankings_night_last_run_exit_status", "rankings_night_boards_proven", "rankings_fetch_full"] + [
             f'rankings_night_step_{s}{{step="{n}"}}' for s in ("exit_status", "tries") for n in steps]},
-            {"rankings_night_last_run_exit_status": "0",
+            {"rankings_night_last_run_exit_status": "0", "rankings_night_boards_proven": "1",
+             "rankings_fetch_full": "1" if full else "0",
              **{f'rankings_night_step_exit_status{{step="{n}"}}': "0" for n in steps},
              **{f'rankings_night_step_tries{{step="{n}"}}': "1" for n in steps}})
-        self.assertIn("rankings_night_last_success_timestamp_seconds", night)
-        fetch = support.promtool_samples(os.path.join(self.state, "rankings-fetch.prom"))
-        self.expect("rankings-fetch.prom", (fetch.get("rankings_fetch_last_run_exit_status"), fetch.get("rankings_fetch_full")),
-                    ("0", "1" if full else "0"))
+        self.assertIn("rankings_night_last_success_timestamp_seconds", samples)
+        self.expect("0.4's files beside it", [n for n in os.listdir(self.state) if n.endswith(".prom")], ["rankings.prom"])
 
     def test_night_1_one_full_read_and_both_boards_from_it(self):
         done, proxy, record = self.night()
@@ -145,14 +135,14 @@ class Night(harness.Case):
         self.expect("documents of the full read's pages, at the proxy",
                     sum(c.documents or 0 for c in proxy.chosen(faults.full_pages)), VOTES)
         self.expect("documents the fetch says it read", record["documents_read"], VOTES)
-        self.both_boards_from_one_snapshot(done)
+        self.both_boards_from_one_snapshot(record)
         self.metrics(full=True)
 
     def test_night_2_one_incremental_query_and_both_boards_from_its_snapshot(self):
         if self.nights != 1:
             self.fail("night 1 did not run, so this one cannot")
         now = datetime.datetime.now(support.UTC)
-        changed = [support.vote(20000 + i, self.rng.randrange(300), 30, 5, now) for i in range(40)]
+        changed = [support.vote(20000 + i, self.rng.randrange(JOKES), 30, 5, now) for i in range(40)]
         changed += [(n, dict(self.collection[n], rating=6 - self.collection[n]["rating"], timestamp=now))
                     for n in self.rng.sample(sorted(self.collection), 10)]
         emu.write(self.db, "rating_events", changed)
@@ -160,33 +150,36 @@ class Night(harness.Case):
         done, proxy, record = self.night()
         self.expect("mode", record["mode"], "incremental")
         pages = proxy.chosen(faults.pages)
-        # The margin in RANKINGS_FIRESTORE_STREAMS (8) spans of time, a page each at this size.
-        self.expect("runQuery pages", len(pages), 8)
-        self.expect("they are the incremental query's", [faults.incremental(p) for p in pages], [True] * 8)
+        # The margin's one query, a page at this size.
+        self.expect("runQuery pages", len(pages), 1)
+        self.expect("they are the incremental query's", [faults.incremental(p) for p in pages], [True])
         self.expect("documents at the proxy", sum(p.documents for p in pages), 50)
         self.expect("documents the fetch says it read", record["documents_read"], 50)
-        self.both_boards_from_one_snapshot(done)
+        self.both_boards_from_one_snapshot(record)
         self.metrics(full=False)
 
     def test_night_3_a_publish_not_proven_fails_the_night_69_and_the_metrics_keep_the_last_success(self):
         if self.nights != 2:
             self.fail("nights 1 and 2 did not run, so this one cannot")
-        success = support.promtool_samples(os.path.join(self.state, "rankings-night.prom"))[
+        success = support.promtool_samples(os.path.join(self.state, "rankings.prom"))[
             "rankings_night_last_success_timestamp_seconds"]
         done, proxy = self.night(status=69, fault=(faults.commits, lambda status, answer: (204, None)))
-        self.expect_in("why", "publish: failed with status 69 (unavailable) on try 1", done.stderr)
-        self.expect_in("the publish's own line relayed", "not proven published", done.stderr)
+        self.expect_in("why", "rankings-night: error: publish: failed with status 69 (unavailable) on try 1",
+                       done.stderr)
+        self.expect_in("the publish's own line", "rankings-night: error: publish: ", done.stderr)
+        self.expect_in("its words", "not proven published", done.stderr)
         # The board read before, no read-back of a commit not proven, and no monthly board after
         # the all-time one failed.
-        self.expect("commit and GET calls", [c.kind for c in proxy.calls if c.kind in ("commit", "get")],
-                    ["get", "commit"])
-        night = support.promtool_samples(os.path.join(self.state, "rankings-night.prom"))
-        self.expect("rankings-night.prom", {k: night.get(k) for k in (
+        self.expect("commit and batchGet calls", [c.kind for c in proxy.calls if c.kind in ("commit", "batchGet")],
+                    ["batchGet", "commit"])
+        samples = support.promtool_samples(os.path.join(self.state, "rankings.prom"))
+        self.expect("rankings.prom", {k: samples.get(k) for k in (
             "rankings_night_last_run_exit_status", 'rankings_night_step_exit_status{step="fetch"}',
-            'rankings_night_step_exit_status{step="aggregate"}', 'rankings_night_step_exit_status{step="publish"}',
-            "rankings_night_last_success_timestamp_seconds")},
+            'rankings_night_step_exit_status{step="aggregate"}', 'rankings_night_step_exit_status{step="prove"}',
+            'rankings_night_step_exit_status{step="publish"}', "rankings_night_last_success_timestamp_seconds")},
             {"rankings_night_last_run_exit_status": "69", 'rankings_night_step_exit_status{step="fetch"}': "0",
              'rankings_night_step_exit_status{step="aggregate"}': "0",
+             'rankings_night_step_exit_status{step="prove"}': "0",
              'rankings_night_step_exit_status{step="publish"}': "69",
              "rankings_night_last_success_timestamp_seconds": success})
 

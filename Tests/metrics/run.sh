@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `--metrics` against the real components: the files written by real runs of the built
-# `rankings` (a success, a failure that carries the last success over, a success again) must
-# pass `promtool check metrics` (Debian package `prometheus`), and a real
-# `prometheus-node-exporter`, started here on a loopback port with only its textfile collector,
-# must serve them over HTTP with the same values. Run by .ci/run after `swift test` (which
-# builds the binary); RANKINGS_BIN overrides the binary. Prints "N passed, M failed".
+# Metrics against the real components: the files written by real runs of the built `rankings`
+# (`--metrics`: a success, a failure that carries the last success over, a success again) and
+# by the night around it (RANKINGS_METRICS, its one file: a night from exports, a failed night
+# carrying the last success over) must pass `promtool check metrics` (Debian package
+# `prometheus`), and a real `prometheus-node-exporter`, started here on a loopback port with only
+# its textfile collector, must serve them over HTTP with the same values. Run by .ci/run after
+# the debug build; RANKINGS_BIN overrides the binary. Prints "N passed, M failed".
 #
 # With SHOW=1 it also prints the metrics files and the scraped rankings_* lines.
 set -uo pipefail
@@ -67,7 +68,27 @@ check "promtool accepts it" promtool_accepts "$metrics"
 check "no last success before the first one" test -z "$(value rankings_last_success_timestamp_seconds "$work/never.prom")"
 check "promtool accepts a file without a last success" promtool_accepts "$work/never.prom"
 
-# node_exporter serves the file: on a free loopback port, with every other collector off.
+# The night's one file (jobs/night from the checkout runs the `rankings` on PATH: this binary).
+night=$textfile/night.prom
+mkdir -p "$work/path"
+ln -s "$(realpath "$bin")" "$work/path/rankings"
+night_run() { env -i PATH="$work/path:/usr/bin:/bin" RANKINGS_STATE_DIRECTORY="$work/state" RANKINGS_METRICS="$night" \
+    RANKINGS_RETRIES=0 "$@" jobs/night/rankings-night run --environment 2>"$work/night.err"; }
+night_run env RANKINGS_EXPORTS="$sample"
+check "a night succeeds" test $? -eq 0
+check "promtool accepts a night's metrics" promtool_accepts "$night"
+night_success=$(value rankings_night_last_success_timestamp_seconds "$night")
+check "the night records its success" test -n "$night_success"
+check "the night's board counts the sample" test "$(value 'rankings_night_refused_votes{board="all_time"}' "$night")" = 0
+night_run env RANKINGS_EXPORTS="$work/missing.ndjson"
+check "a night without its export fails with 66" test $? -eq 66
+show "the night's metrics after its failure" "$night"
+check "promtool accepts a failed night's metrics" promtool_accepts "$night"
+check "a failed night records its status" test "$(value rankings_night_last_run_exit_status "$night")" = 66
+check "a failed night keeps the last success" test "$(value rankings_night_last_success_timestamp_seconds "$night")" = "$night_success"
+check "a failed night's step" test "$(value 'rankings_night_step_exit_status{step="aggregate"}' "$night")" = 66
+
+# node_exporter serves the files: on a free loopback port, with every other collector off.
 port=
 for _ in 1 2 3 4 5; do
     candidate=$((20000 + RANDOM % 40000))
@@ -91,15 +112,16 @@ if [[ -n $port ]]; then
     grep '^rankings_' "$work/scrape" >"$work/scraped"
     show "node_exporter's rankings_* lines" "$work/scraped"
     check "node_exporter read the file without error" grep -qx 'node_textfile_scrape_error 0' "$work/scrape"
-    # Every sample in the file is served with the same value (node_exporter may spell a number
+    # Every sample in a file is served with the same value (node_exporter may spell a number
     # differently, 1.7e+09 for 1700000000, so they are compared as numbers).
     same_values() {
         awk 'NR == FNR { if ($0 !~ /^#/ && NF == 2) want[$1] = $2; next }
              { got[$1] = $2 }
              END { for (k in want) if (!(k in got) || got[k] + 0 != want[k] + 0) { print "differs: " k > "/dev/stderr"; bad = 1 }
-                   exit bad + (length(want) < 10) }' "$metrics" "$work/scraped"
+                   exit bad + (length(want) < 10) }' "$1" "$work/scraped"
     }
-    check "node_exporter serves every sample with its value" same_values
+    check "node_exporter serves every sample of the job's file with its value" same_values "$metrics"
+    check "node_exporter serves every sample of the night's file with its value" same_values "$night"
     check "node_exporter serves the sample's hilarious count" \
         grep -qx 'rankings_last_run_events{kind="hilarious"} 2712' "$work/scraped"
     check "node_exporter serves the exit status" grep -qx 'rankings_last_run_exit_status 0' "$work/scraped"

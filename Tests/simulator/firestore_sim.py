@@ -2,7 +2,8 @@
 """A Firestore for what Google's emulator cannot show (held to it by test_agreement.py): the
 night's fetch's REST calls over N synthetic votes computed on demand (synthetic.py; ten million cost
 no memory) under the writes made since, with production's limits the emulator lacks, scaled by
-Settings, and a count of what it served.
+Settings, and a count of what it served. partitionQuery cuts the collection as production's does
+(Google's emulator lacks it).
 
     with FirestoreSimulator(documents=300, seed=1, read_time_life=5, count_max=100) as sim:
         sim.address; sim.vote("id", "joke", 5); sim.delete(sim.votes.id(7)); sim.served()
@@ -17,14 +18,11 @@ POST /simulator/votes {"votes": [{"id", "joke_id", "rating", ["timestamp"]}]} wr
 import argparse
 import dataclasses
 import http.server
-import itertools
 import json
 import math
 import os
 import re
-import secrets
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -39,9 +37,6 @@ from . import times  # noqa: E402
 from .store import INVALID, Database, Query, Refused, unsupported  # noqa: E402
 from .synthetic import Votes  # noqa: E402
 
-WRITER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                      "bench", "generate-export.py")
-ADMIN = "type.googleapis.com/google.firestore.admin.v1"
 TIMED_OUT = "The datastore operation timed out, or the data was temporarily unavailable."
 
 
@@ -53,23 +48,18 @@ class Settings:
     stream_rate: float | None = None    # documents a second one runQuery answer is sent at
     fault_every: int | None = None      # every Nth Firestore request is answered 429 RESOURCE_EXHAUSTED
     retry_after: float = 1.0            # that 429's Retry-After, in seconds
-    # A fault of exports: the first N documents left out, the metadata agreeing, as an export that
-    # is not the view its snapshotTime names would hold fewer.
-    export_skip: int = 0
 
 
 class FirestoreSimulator:
-    def __init__(self, documents=0, seed=1, project="demo", port=0, genesis=None, end=None, export_root=None,
-                 **limits):
+    def __init__(self, documents=0, seed=1, project="demo", port=0, genesis=None, end=None, **limits):
         """Votes in rating_events since `genesis` (microseconds; default: as far back as a readTime
-        reaches), stamped up to `end` (default: genesis); gs://B/P exported to export_root/B/P."""
+        reaches), stamped up to `end` (default: genesis)."""
         self.settings = Settings(**limits)
         if genesis is None:
             genesis = (times.now() // times.SECOND - math.ceil(self.settings.read_time_life) - 60) * times.SECOND
         self.genesis, self.project, self.collection, self.port = genesis, project, "rating_events", port
         self.votes = Votes(documents, seed, genesis if end is None else end)
         self.db = Database(f"projects/{project}/databases/(default)/documents", self.votes, self.collection, genesis)
-        self.export_root, self.operations = export_root, {}
         self.lock, self.server = threading.Lock(), None
         self.reset_served()
 
@@ -155,7 +145,7 @@ class FirestoreSimulator:
         if (method, path) == ("POST", "/simulator/votes"):
             return {"commitTimes": [self.vote(v["id"], v["joke_id"], v["rating"], v.get("timestamp"))
                                     for v in body["votes"]]}
-        whole = re.fullmatch(r"/v1/projects/([^/]+)/databases/([^/:]+)(/documents:\w+|:\w+|/operations/.*)", path)
+        whole = re.fullmatch(r"/v1/projects/([^/]+)/databases/([^/:]+)(/documents:\w+)", path)
         if not whole or whole.group(1, 2) != (self.project, "(default)"):
             raise Refused(None, code=404)
         with self.lock:
@@ -165,10 +155,8 @@ class FirestoreSimulator:
         if fault:
             raise Refused("Quota exceeded.", "RESOURCE_EXHAUSTED", 429,
                           {"Retry-After": f"{self.settings.retry_after:g}"})
-        if method == "GET" and whole[3].startswith("/operations/"):
-            return self.operation(path[len("/v1/"):])
         handler = {"/documents:runQuery": self.run_query, "/documents:runAggregationQuery": self.run_aggregation,
-                   ":exportDocuments": self.export}.get(whole[3]) if method == "POST" else None
+                   "/documents:partitionQuery": self.partition_query}.get(whole[3]) if method == "POST" else None
         if handler is None:
             raise Refused(None, code=404)
         return handler(body)
@@ -225,78 +213,26 @@ class FirestoreSimulator:
         fields = {a.get("alias") or f"field_{n}": {"integerValue": str(counted)} for n, a in enumerate(wanted, 1)}
         return [{"result": {"aggregateFields": fields}, "readTime": times.format(read_time), "done": True}]
 
-    # -- managed exports
+    def partition_query(self, body):
+        """The collection group's cursors, partitionCount of them, at even places of the
+        generator's ids (which sort by their index), as production cuts a collection roughly where
+        its documents are; one page."""
+        query = body.get("structuredQuery") if isinstance(body, dict) else None
+        if query != {"from": [{"collectionId": self.collection, "allDescendants": True}],
+                     "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]} \
+                or set(body) - {"structuredQuery", "partitionCount", "readTime"}:
+            raise unsupported(f"partitionQuery other than of the collection group by __name__: {json.dumps(body)[:200]}")
+        self.read_time(body.get("readTime"))
+        wanted, n = int(body.get("partitionCount", 0)), self.votes.n
+        cursors = [f"{self.db.root}/{self.collection}/{self.votes.id(n * k // (wanted + 1))}"
+                   for k in range(1, wanted + 1)] if n > wanted else []
+        return {"partitions": [{"values": [{"referenceValue": c}]} for c in cursors]}
 
-    def export(self, body):
-        """exportDocuments: a long-running operation, its export written in the background by
-        bench/generate-export.py (a real managed export's files) under export_root."""
-        body = body if isinstance(body, dict) else {}
-        ids, prefix = body.get("collectionIds"), body.get("outputUriPrefix")
-        if ids != [self.collection]:
-            raise unsupported(f"exports of collectionIds other than [\"{self.collection}\"]: {ids!r}")
-        if not isinstance(prefix, str) or not prefix.startswith("gs://") or not self.export_root:
-            raise unsupported("exports other than to a gs:// outputUriPrefix with an export_root")
-        snapshot = self.read_time(body.get("snapshotTime"))
-        if "snapshotTime" in body and snapshot % (60 * times.SECOND):
-            raise Refused("snapshot_time must be a whole minute.")
-        name = f"{self.db.root.rsplit('/documents', 1)[0]}/operations/ASA{secrets.token_hex(12)}"
-        operation = {"name": name, "metadata": {
-            "@type": f"{ADMIN}.ExportDocumentsMetadata",
-            "operationState": "PROCESSING", "outputUriPrefix": prefix, "snapshotTime": times.format(snapshot)}}
-        with self.lock:
-            self.operations[name] = operation
-            answer = json.loads(json.dumps(operation))
-        threading.Thread(target=self._write_export, args=(operation, snapshot), daemon=True).start()
-        return answer
-
-    def _write_export(self, operation, snapshot):
-        metadata, count, error = operation["metadata"], 0, None
-        parent, name = os.path.split(os.path.join(self.export_root, metadata["outputUriPrefix"][5:].rstrip("/")))
-        os.makedirs(parent, exist_ok=True)
-        with subprocess.Popen([sys.executable, WRITER, parent, "--name", name], stdin=subprocess.PIPE,
-                              stderr=subprocess.PIPE) as writer:
-            try:
-                for text in itertools.islice(self.texts(times.format(snapshot)), self.settings.export_skip, None):
-                    writer.stdin.write((json.dumps(_event(json.loads(text))) + "\n").encode())
-                    count += 1
-            except ValueError as failure:
-                error = str(failure)
-            said = writer.communicate()[1].decode("utf-8", "replace")
-        error = error or writer.returncode and f"generate-export.py failed ({writer.returncode}): {said[-300:]}"
-        with self.lock:
-            metadata["operationState"] = "FAILED" if error else "SUCCESSFUL"
-            if error:
-                operation["error"] = {"code": 13, "message": error}
-            else:
-                metadata["progressDocuments"] = {"completedWork": str(count), "estimatedWork": str(count)}
-                operation["response"] = {"@type": f"{ADMIN}.ExportDocumentsResponse",
-                                         "outputUriPrefix": metadata["outputUriPrefix"]}
-            operation["done"] = True
-
-    def operation(self, name):
-        with self.lock:
-            if name not in self.operations:
-                raise Refused(f"Operation {name} not found.", "NOT_FOUND", 404)
-            return json.loads(json.dumps(self.operations[name]))
-
-
-def _event(document):
-    """A vote as generate-export.py reads it (bench/generate.py's flat NDJSON)."""
-    try:
-        fields = document["fields"]
-        micros = times.parse(fields["timestamp"]["timestampValue"])
-        return {"id": document["name"].rsplit("/", 1)[1], "joke_id": fields["joke_id"]["stringValue"],
-                "rating": int(fields["rating"]["integerValue"]), "device_id": fields["device_id"]["stringValue"],
-                "week_id": fields["week_id"]["stringValue"],
-                "timestamp": {"_seconds": micros // times.SECOND, "_nanoseconds": micros % times.SECOND * 1000}}
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{document['name']} is not a vote of the app's shape, which the export writer needs") \
-            from None
 
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128    # RANKINGS_FIRESTORE_STREAMS goes up to 64 connections at once
+    request_queue_size = 128    # a full read has up to 64 streams, each a connection at once
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -343,11 +279,10 @@ def main(argv=None):
     add("--seed", type=int, default=1)
     for flag in ("--end", "--genesis"):
         add(flag, type=times.parse, help="RFC 3339 (default --end: --genesis; --genesis: as far back as a readTime)")
-    add("--export-root", help="where exports to gs://BUCKET/PATH are written (as DIR/BUCKET/PATH)")
     add("--write-ndjson", metavar="PATH", help="write the generator's votes to PATH as NDJSON and exit")
     for f in dataclasses.fields(Settings):
         add("--" + f.name.replace("_", "-"), default=f.default,
-            type=int if f.name in ("count_max", "fault_every", "export_skip") else float)
+            type=int if f.name in ("count_max", "fault_every") else float)
     args = vars(parser.parse_args(argv))
     target = args.pop("write_ndjson")
     sim = FirestoreSimulator(**args)

@@ -1,11 +1,12 @@
 #!/bin/bash
 # The Firestore simulator's suites: test_limits.py (the simulator alone: production's limits as
-# configured, what it served, exports, ten million votes, the command; a few seconds),
+# configured, what it served, partitionQuery, ten million votes, the command; a few seconds),
 # test_agreement.py (the simulator against Google's Firestore emulator, which the test starts,
-# seeds over its REST API and stops; about a minute, most of it the emulator's start), and
-# test_fetch.py (the night's fetch under the limits, scaled: readTime's life, the deadline,
-# COUNT's deadline, 429 bursts, parallel ranges; under a minute). Python's standard library
-# only; they read boards with `rankings aggregate`.
+# seeds over its REST API and stops, or RANKINGS_TEST_EMULATOR's; most of it the emulator's
+# start), and test_fetch.py (the night's fetch, fetch.run in the test's process, under the
+# limits, scaled: readTime's life, COUNT's deadline, 429 bursts, ranges where partitionQuery
+# cuts and at the last snapshot's quantiles). Python's standard library only; they read boards
+# with `rankings aggregate`.
 #
 #   Tests/simulator/run.sh [RANKINGS]     default: .build/debug/rankings
 #
@@ -30,7 +31,7 @@ SIMULATOR_RANKINGS=$(realpath -- "$rankings")
 RANKINGS=$SIMULATOR_RANKINGS
 
 status=0
-for suite in test_limits.py test_agreement.py test_fetch.py test_export.py; do
+for suite in test_limits.py test_agreement.py test_fetch.py; do
     echo "# $suite"
     python3 -B "Tests/simulator/$suite" || status=1
 done

@@ -229,9 +229,10 @@ class Agreement(harness.Case):
         def read(side, t):
             settings = night_settings.from_environment({"FIRESTORE_EMULATOR_HOST": side.address,
                                                         "RANKINGS_FIRESTORE_PROJECT": PROJECT})
-            reader = Query(Firestore(settings, print), "rating_events", page_size=23)
+            firestore = Firestore.from_settings(settings, print)
+            reader = Query(firestore, "rating_events", page_size=23)
             documents = [normalised(d) for page in reader.pages() for d in page]
-            return documents, Query(Firestore(settings, print), "rating_events", read_time=reader.read_time).count()
+            return documents, Query(firestore, "rating_events", read_time=reader.read_time).count()
 
         self.agree("every vote and its count, read by the night", read)
         with tempfile.TemporaryDirectory() as folder:

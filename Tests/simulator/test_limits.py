@@ -1,8 +1,8 @@
 """The simulator's own promises, which Google's emulator cannot check: production's limits fire as
 configured (a readTime's life, COUNT's deadline, a stream's pace, 429 bursts), what it served is
-counted, its COUNTs by kind are the scans', exportDocuments writes a managed export at its
-snapshotTime, ten million votes cost nothing to hold, and the command serves and writes the
-generator's votes. The waits are lower bounds a slow machine cannot break, never upper ones."""
+counted, its COUNTs by kind are the scans', partitionQuery cuts the collection where its votes
+are, ten million votes cost nothing to hold, and the command serves and writes the generator's
+votes. The waits are lower bounds a slow machine cannot break, never upper ones."""
 import json
 import os
 import signal
@@ -120,44 +120,16 @@ class Limits(harness.Case):
             {"error": {"code": 429, "message": "Quota exceeded.", "status": "RESOURCE_EXHAUSTED"}}, "2"))
         self.expect("served", sim.served(), {"pages": [1] * 4, "counts": [], "faults": 2})
 
-    def test_export_documents_at_its_snapshot_time(self):
-        with tempfile.TemporaryDirectory() as folder:
-            sim, client = self.start(export_root=folder)
-            micros = times.parse(client.now())
-            snapshot = times.format(micros - micros % (60 * times.SECOND))
-            sim.vote("zz-after-the-snapshot", "joke", 5)
-            status, _, operation = self.export(client, "gs://bucket/night-1", snapshotTime=snapshot)
-            self.expect("the answer", (status, operation["metadata"]["operationState"], "done" in operation),
-                        (200, "PROCESSING", False))
-            operation = self.done(client, operation)
-            self.expect("the operation at its end", (operation["metadata"]["operationState"],
-                                                     operation["metadata"]["progressDocuments"], operation["response"]),
-                        ("SUCCESSFUL", {"completedWork": "300", "estimatedWork": "300"},
-                         {"@type": "type.googleapis.com/google.firestore.admin.v1.ExportDocumentsResponse",
-                          "outputUriPrefix": "gs://bucket/night-1"}))
-            ndjson = os.path.join(folder, "votes.ndjson")
-            self.expect("votes at the snapshot", sim.write_ndjson(ndjson, snapshot), 300)
-            self.expect("the export's board", self.aggregate(os.path.join(folder, "bucket", "night-1")),
-                        self.aggregate(ndjson))
-            for label, when in {"not a whole minute": times.format(times.parse(snapshot) + 1000),
-                                "older than read_time_life": times.format(micros - 3660 * times.SECOND)}.items():
-                self.expect(f"a snapshotTime {label}", self.export(client, "gs://bucket/x", snapshotTime=when)[0], 400)
-            sim.commit([("rating_events/odd", {"rating": {"stringValue": "five"}})])
-            failed = self.done(client, self.export(client, "gs://bucket/odd")[2])
-            self.expect("an export of a document that is not a vote",
-                        (failed["metadata"]["operationState"], failed["error"]["code"], "response" in failed),
-                        ("FAILED", 13, False))
-
-    def export(self, client, prefix, **more):
-        return client.call("POST", ":exportDocuments", {"collectionIds": ["rating_events"],
-                                                        "outputUriPrefix": prefix, **more})
-
-    def done(self, client, operation):
-        deadline = time.monotonic() + 60
-        while not operation.get("done") and time.monotonic() < deadline:
-            time.sleep(0.1)
-            operation = client.call("GET", f"/v1/{operation['name']}")[2]
-        return operation
+    def test_partition_query_cuts_the_collection_where_its_votes_are(self):
+        sim, client = self.start(documents=7000, read_time_life=60)
+        body = {"structuredQuery": {"from": [{"collectionId": "rating_events", "allDescendants": True}],
+                                    "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]},
+                "partitionCount": "6", "readTime": client.now()}
+        status, _, answer = client.call("POST", "/documents:partitionQuery", body)
+        self.expect("cursors", (status, [c["values"][0]["referenceValue"] for c in answer["partitions"]]),
+                    (200, [f"{client.root}/rating_events/{sim.votes.id(1000 * k)}" for k in range(1, 7)]))
+        self.expect("at a readTime older than its life", client.call(
+            "POST", "/documents:partitionQuery", dict(body, readTime=ago(client, 61)))[::2], (400, TOO_OLD))
 
     def aggregate(self, source):
         done = harness.run([RANKINGS, "aggregate", "--quiet", "--top", "1000", "--computed-at",

@@ -3,7 +3,7 @@ of a document not there is None; a commit whose write says `exists: false` creat
 refused the second time; a commit on the updateTime just read replaces it, and one on an older
 updateTime is refused and changes nothing (what a publish that must not overwrite a newer board
 relies on; the emulator refuses currentDocument.updateTime on a PATCH, so it goes by :commit).
-Python's standard library only: `python3 Tests/firestore-hooks/test_client.py`."""
+Python's standard library only: `python3 Tests/firestore-steps/test_client.py`."""
 import os
 import sys
 
@@ -37,8 +37,10 @@ def board(computed_at):
 
 class Commit(harness.Case):
     def setUp(self):
-        self.firestore = Firestore.connect(PROJECT, api=f"http://{server.address}/v1",
-                                           retry=Retry(attempts=2, initial=0.1), say=print)
+        self.firestore = Firestore(PROJECT, api=f"http://{server.address}/v1", retry=Retry(attempts=2, initial=0.1),
+                                   say=print)
+        # A run before this one on the same emulator left its document.
+        self.firestore.commit([{"delete": f"{self.firestore.database_path}/documents/{PATH}"}])
 
     def fields(self):
         return self.firestore.get_document(PATH)["fields"]
