@@ -11,7 +11,6 @@ prefix=${PREFIX:-/usr/local}
 sysconfdir=${SYSCONFDIR:-/etc}
 destdir=${DESTDIR:-}
 bindir=${BINDIR:-$prefix/bin}
-libexecdir=${LIBEXECDIR:-$prefix/libexec}
 pkglibdir=${PKGLIBDIR:-$prefix/lib/rankings}
 unitdir=${UNITDIR:-$sysconfdir/systemd/system}
 sysusersdir=${SYSUSERSDIR:-$sysconfdir/sysusers.d}
@@ -26,12 +25,12 @@ case ${CRON_ACTIVE:-yes} in
 esac
 
 # The paths are written into unit files, a crontab line that sh runs, the
-# wrapper and the configuration, each with its own quoting rules; a path any
+# night's paths.py (Python strings) and its help, each with its own quoting rules; a path any
 # of them would read differently (a space splits an ExecStart= and the table
 # below, "&" sends a cron command to the background, "%" is a systemd
 # specifier, "$" expands) is refused before anything is changed.
-for layout in PREFIX:"$prefix" SYSCONFDIR:"$sysconfdir" BINDIR:"$bindir" LIBEXECDIR:"$libexecdir" \
-    PKGLIBDIR:"$pkglibdir" UNITDIR:"$unitdir" SYSUSERSDIR:"$sysusersdir" TMPFILESDIR:"$tmpfilesdir"; do
+for layout in PREFIX:"$prefix" SYSCONFDIR:"$sysconfdir" BINDIR:"$bindir" PKGLIBDIR:"$pkglibdir" \
+    UNITDIR:"$unitdir" SYSUSERSDIR:"$sysusersdir" TMPFILESDIR:"$tmpfilesdir"; do
     path=${layout#*:}
     if [[ $path != /* || $path == *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+,:-]* ]]; then
         echo "${layout%%:*}=$path: an installation path must be absolute and made of letters, digits and _ . / + , : - only" >&2
@@ -47,7 +46,6 @@ render() {
     local text
     IFS= read -r -d '' text <"$root/$1" || true
     text=${text//@BINDIR@/"$bindir"}
-    text=${text//@LIBEXECDIR@/"$libexecdir"}
     text=${text//@PKGLIBDIR@/"$pkglibdir"}
     text=${text//@SYSCONFDIR@/"$sysconfdir"}
     text=${text//@CRON_COMMENT@/"$cron_comment"}

@@ -3,7 +3,8 @@
 # NAME:VERSION (VERSION: the binary's `rankings --version`), and prints that name. Inside: the
 # release binary (jobs/build-binary.sh) and the night's programs laid out by jobs/install.sh with
 # the Debian package's paths, on a Debian base with python3 from Debian; no /etc/rankings.conf,
-# units or cron entry (the settings come from the environment). docs/containers.md runs it.
+# units or cron entry (the settings come from the environment, and the image sets none of them).
+# docs/containers.md runs it.
 #
 #   jobs/image.sh [BUILD-OPTION...]    BUILD-OPTIONs go to `podman build` / `docker build`
 #                                      (--isolation chroot where the host needs it)
@@ -17,7 +18,7 @@
 #   RANKINGS_WITHOUT_ISAL=1     accept a binary built without ISA-L's header (zlib only); without
 #                               it such a binary is refused (69), as jobs/package.sh refuses it
 #
-# Why install.sh's layout rather than the .deb: the image needs the package's programs at the
+# Why install.sh's layout rather than the .deb: the image needs the package's program at the
 # package's paths, not its units, cron entry, /etc/rankings.conf, maintainer scripts or man
 # pages, and building the .deb would need dpkg-dev and the documentation tools for files the
 # image would then delete. The files that run are the same ones, from the same table.
@@ -55,7 +56,7 @@ fi
 context=$(mktemp -d)
 trap 'rm -rf -- "$context"' EXIT
 umask 022
-DESTDIR=$context/tree PREFIX=/usr SYSCONFDIR=/etc LIBEXECDIR=/usr/libexec CRON_ACTIVE=no \
+DESTDIR=$context/tree PREFIX=/usr SYSCONFDIR=/etc CRON_ACTIVE=no \
     RANKINGS_PREBUILT=$binary "$root/jobs/install.sh" >/dev/null
 # Units, the cron entry, sysusers and tmpfiles, and the configuration: a container uses none.
 rm -rf -- "$context/tree/etc"

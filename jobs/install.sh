@@ -6,10 +6,10 @@
 #   sudo jobs/install.sh uninstall [--purge] remove; --purge also drops an edited config
 #
 # Environment:
-#   PREFIX=/usr/local    where the binary and the night's programs go
+#   PREFIX=/usr/local    where the binary and the night's program go
 #   SYSCONFDIR=/etc      where the configuration, units, cron and sysusers files go
 #                        (systemd and cron look only under /etc, whatever PREFIX is)
-#   BINDIR=$PREFIX/bin, LIBEXECDIR=$PREFIX/libexec, PKGLIBDIR=$PREFIX/lib/rankings,
+#   BINDIR=$PREFIX/bin, PKGLIBDIR=$PREFIX/lib/rankings,
 #   UNITDIR=$SYSCONFDIR/systemd/system, SYSUSERSDIR=$SYSCONFDIR/sysusers.d,
 #   TMPFILESDIR=$SYSCONFDIR/tmpfiles.d
 #                        finer control, for a distribution's layout (jobs/package.sh
@@ -29,10 +29,7 @@
 # Installed files (the same list the tests check):
 #   $BINDIR/rankings
 #   $BINDIR/rankings-night                   -> $PKGLIBDIR/rankings-night
-#   $LIBEXECDIR/rankings-fetch-firestore     -> $PKGLIBDIR/rankings-fetch-firestore
-#   $LIBEXECDIR/rankings-publish-firestore   -> $PKGLIBDIR/rankings-publish-firestore
-#   $LIBEXECDIR/rankings-cron                -> $PKGLIBDIR/rankings-cron (0.3's cron entries name it)
-#   $PKGLIBDIR/ (default $PREFIX/lib/rankings): those four programs and rankings_night/*.py
+#   $PKGLIBDIR/ (default $PREFIX/lib/rankings): rankings-night and rankings_night/*.py
 #   $SYSCONFDIR/rankings.conf
 #   $UNITDIR/rankings.service
 #   $UNITDIR/rankings.timer
@@ -57,20 +54,13 @@ files=(
     "jobs/rankings.sysusers  $sysusersdir/rankings.conf       0644"
     "jobs/rankings.tmpfiles  $tmpfilesdir/rankings.conf       0644"
 )
-# The night's programs and their package (Python's standard library only), then the commands
-# that name them where operators and configurations look.
-for program in rankings-night rankings-fetch-firestore rankings-publish-firestore rankings-cron; do
-    files+=("jobs/night/$program $pkglibdir/$program 0755")
-done
+# The night's program and its package (Python's standard library only), then the command on
+# PATH that leads to it.
+files+=("jobs/night/rankings-night $pkglibdir/rankings-night 0755")
 for module in "$root"/jobs/night/rankings_night/*.py; do
     files+=("jobs/night/rankings_night/${module##*/} $pkglibdir/rankings_night/${module##*/} 0644")
 done
-links=(
-    "$bindir/rankings-night $pkglibdir/rankings-night"
-    "$libexecdir/rankings-fetch-firestore $pkglibdir/rankings-fetch-firestore"
-    "$libexecdir/rankings-publish-firestore $pkglibdir/rankings-publish-firestore"
-    "$libexecdir/rankings-cron $pkglibdir/rankings-cron"
-)
+links=("$bindir/rankings-night $pkglibdir/rankings-night")
 config=$sysconfdir/rankings.conf
 
 build() {

@@ -31,8 +31,7 @@ import os
 import re
 import sys
 
-# rankings-night(1) is a link to this page (as 0.3's rankings-cron(1) still is): named here, `whatis
-# rankings-night` finds it.
+# rankings-night(1) is a link to this page: named here, `whatis rankings-night` finds it.
 NAME = "rankings, rankings\\-night \\- turn the jokes app's rating-event exports into its leaderboard document, and run the night around it"
 # In order; False: a page another part of the project writes, included when it exists.
 PAGES = [

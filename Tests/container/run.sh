@@ -7,9 +7,10 @@
 #
 # Needs root, the Debian archive (for debootstrap, once; the root file system is cached, see
 # rootfs.sh), Google's Firestore emulator (gcloud, Java) with google-cloud-firestore in the
-# virtual environment of Tests/firestore/venv.sh, for checks/60-firestore.sh, promtool (the
-# metrics, checks/50-safetynet.sh), and this repository's git history (0.3's package, built for
-# checks/92-upgrade-from-0.3.sh). Environment:
+# virtual environment of Tests/firestore/venv.sh, for checks/60-firestore.sh and
+# checks/92-upgrade-from-0.4.sh, promtool and node_exporter (the metrics, checks/15-prometheus.sh
+# and 50-safetynet.sh), and this repository's git history (0.4.0's package, built for
+# checks/92-upgrade-from-0.4.sh). Environment:
 # RANKINGS_DEB=path tests that package instead of building one with jobs/package.sh;
 # RANKINGS_CONTAINER_CACHE moves the cache; RANKINGS_CONTAINER_EVIDENCE=DIR keeps the journals
 # of the Firestore chain there; RANKINGS_CONTAINER_ONLY="10 20 90" sources only the check files
@@ -29,13 +30,20 @@
 #   journal_lines END ARGS...  the night's lines in the journal (journalctl -t rankings ARGS),
 #                            once a line matches END ($night_end: the night's last line)
 #   night_lines SINCE        the journal's lines of the last night started since Unix time SINCE
+#   rankings_stand_in SCRIPT / rankings_put_back   a script in the installed job's place, and
+#                            the job back
+#   board_is FILE GOLDEN     fail unless the board FILE in the container is the host's GOLDEN,
+#                            computed_at aside (the night stamps its own)
+#   metric NAME              a series of the metrics file the checks set, labels included
 #   $share / /mnt/share      a host directory the container sees; $deb_in_container the package in it
 #   $repo                    this repository on the host
-#   start_emulator / stop_emulator, $emulator, $venv   Google's Firestore emulator, a host
-#                            process in the container's network namespace (see 60-firestore.sh)
+#   start_emulator / stop_emulator / emulator_running, $emulator, $venv   Google's Firestore
+#                            emulator, a host process in the container's network namespace (see
+#                            60-firestore.sh), started by the first check that needs it
 # State carries from one check to the next (install, then configure, then run...).
 #
-# Prints `ok - ...` or `not ok - ...` per check and `N passed, M failed`; exits 1 on any failure.
+# Prints `ok - ... (N s)` or `not ok - ...` per check and `N passed, M failed`; exits 1 on any
+# failure.
 # The container is always stopped and its copy of the root deleted, whatever happens.
 set -euo pipefail
 
@@ -58,10 +66,10 @@ if ((${#missing[@]})); then
     apt-get update >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
 fi
-for tool in gcloud java promtool git; do
+for tool in gcloud java promtool prometheus-node-exporter curl git; do
     if ! command -v "$tool" >/dev/null; then
         echo "Tests/container/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java;" \
-            "the metrics are read by promtool; 0.3's package is built from git)" >&2
+            "the metrics are read by promtool and node_exporter, over curl; 0.4.0's package is built from git)" >&2
         exit 2
     fi
 done
@@ -122,6 +130,7 @@ start_emulator() {
     cat -- "$work/emulator.log"
     return 1
 }
+emulator_running() { [[ -e $work/emulator.pid ]] && kill -0 -- "-$(cat -- "$work/emulator.pid")" 2>/dev/null; }
 stop_emulator() {
     local emulator_pid
     emulator_pid=$(cat -- "$work/emulator.pid" 2>/dev/null) || true
@@ -187,7 +196,7 @@ wait_until() {
 # ended well is unloaded, its id with it), once one matches the extended regular expression END.
 # journald reads a service's output as it comes, so right after `systemctl start` returns its
 # last lines may not be there yet; 30 s is a bound, not a timing.
-night_end='^rankings-night: night (done|failed)'
+night_end='^rankings-night: (error: )?night (done|failed)'
 journal_lines() {
     local end=$1
     shift
@@ -210,9 +219,60 @@ night_lines() {
     printf '%s\n' "$lines"
 }
 
+# set_config KEY VALUE: the line KEY=VALUE in /etc/rankings.conf, in place of KEY's line (or its
+# commented one), else at its end; unset_config KEY: no KEY= line at all.
 set_config() {
+    in_container_sh "grep -q '^#\?$1=' /etc/rankings.conf || echo '$1=' >>/etc/rankings.conf"
     in_container sed -i -e "s|^#\?$1=.*|$1=$2|" /etc/rankings.conf
     in_container grep -qx "$1=$2" /etc/rankings.conf
+}
+unset_config() { in_container sed -i -e "/^$1=/d" /etc/rankings.conf; }
+
+# rankings_stand_in SCRIPT: /usr/bin/rankings moved aside (to rankings.real) and a shell script of
+# SCRIPT's lines in its place (the night runs the installed job: no setting names another);
+# rankings_put_back: the real one back.
+rankings_stand_in() {
+    in_container_sh "test -e /usr/bin/rankings.real || mv /usr/bin/rankings /usr/bin/rankings.real"
+    printf '#!/bin/sh\n%s\n' "$1" | in_container_sh 'cat >/usr/bin/rankings && chmod 0755 /usr/bin/rankings'
+}
+rankings_put_back() { in_container_sh "test ! -e /usr/bin/rankings.real || mv -f /usr/bin/rankings.real /usr/bin/rankings"; }
+
+board_is() {
+    diff <(in_container grep -v '^  "computed_at": ' "$1") <(grep -v '^  "computed_at": ' "$2")
+}
+# The metrics file the checks point RANKINGS_METRICS at.
+metrics_file=/var/lib/prometheus/node-exporter/rankings.prom
+metric() { in_container awk -v k="$1" '$1 == k { print $2 }' "$metrics_file"; }
+
+# Nights with a Firestore project (60-firestore.sh, 92-upgrade-from-0.4.sh).
+# ensure_emulator PROJECT VOTES: the emulator running, PROJECT seeded with VOTES (export lines).
+ensure_emulator() {
+    emulator_running || start_emulator
+    expect "votes seeded" "$(emulator_client "$1" seed "$2")" "$(grep -c . "$2")"
+}
+
+# firestore_board_counts PROJECT VOTES: the board in the state directory is what `rankings
+# aggregate` makes of VOTES at the board's own computed_at, and Firestore's weekly_rankings/all_time
+# reads as it does, in the app's types.
+firestore_board_counts() {
+    local computed_at
+    computed_at=$(in_container python3 -c 'import json; print(json.load(open("/var/lib/rankings/all_time.json"))["computed_at"])')
+    cp -- "$2" "$share/truth-votes.ndjson"
+    in_container rankings aggregate --quiet --computed-at "$computed_at" /mnt/share/truth-votes.ndjson >"$share/truth.json"
+    in_container cat /var/lib/rankings/all_time.json | cmp - "$share/truth.json"
+    emulator_client "$1" matches weekly_rankings all_time "$share/truth.json"
+}
+# firestore_vote PROJECT ID VOTES: emulator.py's one new Hilarious vote, and its export line
+# appended to VOTES.
+firestore_vote() {
+    emulator_client "$1" vote rating_events "$2"
+    printf '{"id": "%s", "joke_id": "LBcw2Dam9tSSPaIh0tG4", "rating": 5, "device_id": "container-device", "week_id": "2026-W48", "timestamp": {"_seconds": %s, "_nanoseconds": 0}}\n' \
+        "$2" "$(date +%s)" >>"$3"
+}
+# The last night's fetch figures in the history: mode, documents read, in the snapshot.
+firestore_fetched_figures() {
+    in_container rankings-night status -n 1 --json |
+        python3 -c 'import json, sys; f = json.load(sys.stdin)[-1]["fetch"]; print(f["mode"], f["documents_read"], f["snapshot_documents"])'
 }
 
 checks=()
@@ -289,6 +349,7 @@ failed=0
 for entry in "${checks[@]}"; do
     function=${entry%%:*}
     description=${entry#*:}
+    started=$SECONDS
     # In the background so that Ctrl-C or a TERM reaches our trap at once, during `wait`.
     (set -e; "$function") >"$work/check.log" 2>&1 </dev/null &
     check_pid=$!
@@ -298,14 +359,14 @@ for entry in "${checks[@]}"; do
     set -e
     check_pid=
     if ((status == 0)); then
-        echo "ok - $description"
+        echo "ok - $description ($((SECONDS - started)) s)"
         passed=$((passed + 1))
     else
-        echo "not ok - $description"
+        echo "not ok - $description ($((SECONDS - started)) s)"
         sed 's/^/#   /' "$work/check.log"
         failed=$((failed + 1))
     fi
 done
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed ($SECONDS s in all)"
 ((failed == 0))

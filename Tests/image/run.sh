@@ -18,7 +18,7 @@
 #                          crun cannot use this host's hybrid cgroups, and root here has no
 #                          CAP_SYS_RESOURCE to raise podman's default limits)
 #   RANKINGS_IMAGE_CACHE   where the base's tar is kept (default /var/cache/rankings-image)
-# About 4 minutes with the base and the build's layers cached. Prints one line a test and
+# About 1.5 minutes with the base and the build's layers cached. Prints one line a test and
 # `N passed, M failed` per suite; exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

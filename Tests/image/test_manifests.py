@@ -21,12 +21,16 @@ FINAL = [64, 65, 70, 78]    # statuses.py's FINAL: another try cannot change the
 
 
 def longest_try():
-    """The night's own limits added up for the image's settings with the 30-day board on."""
+    """The night's own limits added up (night.longest_try) for a project with the 30-day board on."""
     from rankings_night import night, settings
-    return night.longest_try(settings.from_environment({
-        "RANKINGS_OUTPUT": "/var/lib/rankings/all_time.json", "RANKINGS_FIRESTORE_PROJECT": "p",
-        "RANKINGS_FETCH": "/usr/libexec/rankings-fetch-firestore /var/lib/rankings/firestore",
-        "RANKINGS_PUBLISH": "/usr/libexec/rankings-publish-firestore", "RANKINGS_MONTHLY": "yes"}))
+    return night.longest_try(settings.from_environment({"RANKINGS_FIRESTORE_PROJECT": "p", "RANKINGS_MONTHLY": "yes"}))
+
+
+def release():
+    """The version the package is (jobs/debian/changelog's first entry, which jobs/package.sh holds
+    to the binary's --version, and the image's tag is the binary's)."""
+    with open(os.path.join(harness.ROOT, "jobs", "debian", "changelog")) as f:
+        return re.match(r"rankings \(([^)-]+)-[^)]+\)", f.readline())[1]
 
 
 def load_manifest():
@@ -132,10 +136,8 @@ class CronJob(harness.Case):
 
     def test_the_image_is_this_version(self):
         # 0.4's manifest still pinned 0.3.0's image.
-        with open(os.path.join(harness.ROOT, "Sources", "RankingsKit", "Version.swift")) as f:
-            version = re.search(r'string = "([^"]+)"', f.read())[1]
         container, = self.pod["containers"]
-        self.expect("the CronJob's image tag", container["image"].rsplit(":", 1)[1], version)
+        self.expect("the CronJob's image tag", container["image"].rsplit(":", 1)[1], release())
 
     def test_non_root_as_the_images_user(self):
         context = self.pod["securityContext"]
@@ -185,8 +187,7 @@ class CloudRun(harness.Case):
         self.expect("--service-account", given.get("--service-account"), self.values["SA"])
         self.expect("--set-env-vars", given.get("--set-env-vars"), f"RANKINGS_FIRESTORE_PROJECT={self.values['PROJECT']}")
         self.expect("--image", given.get("--image"), self.values["IMAGE"])
-        with open(os.path.join(harness.ROOT, "Sources", "RankingsKit", "Version.swift")) as f:
-            self.expect("the image's version", self.values["VERSION"], re.search(r'string = "([^"]+)"', f.read())[1])
+        self.expect("the image's version", self.values["VERSION"], release())
 
     def test_the_schedule(self):
         argv = self.one("scheduler jobs create http")

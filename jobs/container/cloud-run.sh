@@ -8,7 +8,7 @@ set -eu
 
 PROJECT=my-jokes-app                    # the Firebase / Google Cloud project holding rating_events
 REGION=us-east1                         # where the job, the image and the schedule live
-VERSION=0.4.0                           # jobs/image.sh's tag: rankings --version
+VERSION=0.5.0                           # jobs/image.sh's tag: rankings --version
 IMAGE=$REGION-docker.pkg.dev/$PROJECT/rankings/rankings:$VERSION
 SA=rankings-night@$PROJECT.iam.gserviceaccount.com           # the night's identity
 SCHEDULER_SA=rankings-scheduler@$PROJECT.iam.gserviceaccount.com   # the schedule's identity
@@ -16,9 +16,9 @@ SCHEDULER_SA=rankings-scheduler@$PROJECT.iam.gserviceaccount.com   # the schedul
 gcloud services enable run.googleapis.com cloudscheduler.googleapis.com artifactregistry.googleapis.com \
     firestore.googleapis.com --project "$PROJECT"
 
-# 1. The night's service account: read rating_events and write the board, nothing else.
-#    roles/datastore.user is Firestore read and write; it covers the fetch (rest) and the publish.
-#    The export method (RANKINGS_FIRESTORE_FETCH=export) would need more: see docs/containers.md.
+# 1. The night's service account: read rating_events and write the boards, nothing else.
+#    roles/datastore.user is Firestore read and write; it covers the fetch, the proof's COUNTs and
+#    the publish.
 gcloud iam service-accounts create rankings-night --project "$PROJECT" \
     --display-name "rankings night (Cloud Run job)" || true
 gcloud projects add-iam-policy-binding "$PROJECT" --member "serviceAccount:$SA" \
@@ -31,9 +31,10 @@ gcloud auth print-access-token | podman login --username oauth2accesstoken --pas
 podman push "rankings:$VERSION" "$IMAGE"
 
 # 3. The job: one task, the platform's retries (the night's own are off on Cloud Run), a task
-#    timeout above the longest try of the night's own limits (the fetch's 55 minutes, the proof's
-#    5, then 15 for the job and 5 for the publish of each board: 80 minutes, 100 with the 30-day
-#    board), settings as variables.
+#    timeout above the longest try of the night's own limits, so that they speak first (the
+#    fetch's 55 minutes, 15 for the job and 5 for the publish of each board, the proof's 5 and a
+#    second for every 32 COUNTs it asks: 101 minutes with the all-time board of 20,000 jokes, 142
+#    with the 30-day board beside it), settings as variables.
 #    `deploy` creates the job or updates it; `gcloud run jobs create` takes the same flags.
 #    No volume: every night is a full, proven read (docs/containers.md says what that costs, and
 #    how an NFS volume at /var/lib/rankings makes nights incremental).
@@ -42,7 +43,7 @@ gcloud run jobs deploy rankings-night --project "$PROJECT" --region "$REGION" \
     --tasks 1 \
     --parallelism 1 \
     --max-retries 1 \
-    --task-timeout 105m \
+    --task-timeout 150m \
     --cpu 1 \
     --memory 1Gi \
     --service-account "$SA" \

@@ -18,7 +18,7 @@ umask 022
 # Debian bookworm's layout: units under /lib (its debhelper's place for them;
 # /usr/lib comes with trixie), the cron entry commented out so that the
 # package enables nothing before the operator configures it.
-DESTDIR=$tree PREFIX=/usr SYSCONFDIR=/etc LIBEXECDIR=/usr/libexec \
+DESTDIR=$tree PREFIX=/usr SYSCONFDIR=/etc \
     UNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d TMPFILESDIR=/usr/lib/tmpfiles.d CRON_ACTIVE=no \
     RANKINGS_PREBUILT=$binary "$root/jobs/install.sh" >/dev/null
 # Only configuration belongs under /etc in a package: a unit or sysusers file
@@ -32,12 +32,9 @@ done
 
 install -d "$tree/usr/share/man/man1" "$tree/usr/share/doc/rankings"
 python3 "$root/jobs/manpage.py" --version "$version" --date "$date" "$root" | gzip -9n >"$tree/usr/share/man/man1/rankings.1.gz"
-# The page documents the night's command too (operators run it by hand, and rankings.service names
-# its page), the Firestore fetch and publish ("Firestore: fetch and publish"), and the rankings-cron
-# shim that 0.3's cron entries still name.
-for command in rankings-night rankings-fetch-firestore rankings-publish-firestore rankings-cron; do
-    ln -s rankings.1.gz "$tree/usr/share/man/man1/$command.1.gz"
-done
+# The page documents the night's command too: operators run it by hand, and rankings.service
+# names its page.
+ln -s rankings.1.gz "$tree/usr/share/man/man1/rankings-night.1.gz"
 install -m 0644 "$root/jobs/debian/copyright" "$tree/usr/share/doc/rankings/copyright"
 gzip -9n <"$root/jobs/debian/changelog" >"$tree/usr/share/doc/rankings/changelog.Debian.gz"
 # The reference and the operator's guide, without their parts about the source

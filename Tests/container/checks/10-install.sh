@@ -1,17 +1,27 @@
 # Installing: apt takes the package offline (its dependencies are already in the root), makes
-# the user and the state directory, and enables nothing.
+# the user and the state directory, and enables nothing; the programs 0.5 removed are not there.
 
 installs_with_apt() {
     in_container apt-get install -y --no-install-recommends "$deb_in_container"
     expect "package status" "$(in_container dpkg-query -W -f '${Status}' rankings)" "install ok installed"
-    in_container rankings --version
-    # The night's commands, through their links, with the machine's python3 (the package's Depends).
+    # The binary's version is the package's (jobs/package.sh refuses any other).
+    local version
+    version=$(dpkg-deb -f "$deb" Version)
+    expect "rankings --version" "$(in_container rankings --version | head -n 1)" "rankings ${version%-*}"
+    # The night's command, through its link, with the machine's python3 (the package's Depends).
     in_container rankings-night --help | grep '(default /etc/rankings.conf)' >/dev/null
-    in_container /usr/libexec/rankings-fetch-firestore --help >/dev/null
-    in_container /usr/libexec/rankings-publish-firestore --help >/dev/null
-    in_container /usr/libexec/rankings-cron --help >/dev/null
+    local gone
+    for gone in /usr/libexec/rankings-fetch-firestore /usr/libexec/rankings-publish-firestore /usr/libexec/rankings-cron \
+        /usr/lib/rankings/rankings-fetch-firestore /usr/lib/rankings/rankings-publish-firestore /usr/lib/rankings/rankings-cron \
+        /usr/share/man/man1/rankings-fetch-firestore.1.gz /usr/share/man/man1/rankings-publish-firestore.1.gz \
+        /usr/share/man/man1/rankings-cron.1.gz; do
+        if in_container test -e "$gone" -o -L "$gone"; then
+            echo "removed at 0.5, yet installed: $gone"
+            return 1
+        fi
+    done
 }
-check "apt installs the package; rankings and the night's commands run" installs_with_apt
+check "apt installs the package; rankings (its version) and rankings-night run; 0.4's other programs are gone" installs_with_apt
 
 creates_user_and_state_directory() {
     in_container getent passwd rankings
@@ -29,5 +39,14 @@ enables_nothing() {
     # cron's own view: no active line runs the night.
     expect "active cron lines" "$(in_container grep -c '^[^#].*rankings-night' /etc/cron.d/rankings || true)" "0"
     in_container grep -qx '#0 \* \* \* \* rankings /usr/bin/rankings-night cron --config /etc/rankings.conf' /etc/cron.d/rankings
+    # The shipped file sets nothing (every setting commented), so a night cannot start before the
+    # operator names Firestore or the exports; `settings` says which.
+    expect "settings set in the shipped file" "$(in_container grep -cE '^[A-Z]' /etc/rankings.conf || true)" 0
+    local status=0
+    in_container rankings-night settings 2>"$share/settings.err" || status=$?
+    cat -- "$share/settings.err"
+    expect "rankings-night settings on the shipped file" "$status" 78
+    grep -qF 'RANKINGS_EXPORTS is not set' "$share/settings.err"
 }
-check "installing enables nothing: the timer is disabled and the hourly cron line commented out" enables_nothing
+check "installing enables nothing: the timer disabled, the hourly cron line commented out, no setting set (78 until one is)" \
+    enables_nothing

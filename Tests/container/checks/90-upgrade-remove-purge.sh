@@ -3,7 +3,7 @@
 upgrade_keeps_edited_config() {
     local before unpacked=$work/unpacked
     # The operator's own edit, whatever earlier checks left in the file.
-    set_config RANKINGS_FLAGS '"--max-drop 2.5 --computed-at 2026-02-18T05:00:00Z"'
+    set_config RANKINGS_MAX_DROP 2.5
     before=$(in_container md5sum /etc/rankings.conf)
     in_container systemctl enable --now rankings.timer
     # The same package with a higher version, as the next release would be.
@@ -14,7 +14,7 @@ upgrade_keeps_edited_config() {
     in_container apt-get install -y --no-install-recommends /mnt/share/upgrade.deb
     expect "version" "$(in_container dpkg-query -W -f '${Version}' rankings)" "$(dpkg-deb -f "$deb" Version)+upgrade1"
     expect "configuration" "$(in_container md5sum /etc/rankings.conf)" "$before"
-    in_container grep -q '^RANKINGS_FLAGS="--max-drop 2.5 ' /etc/rankings.conf
+    in_container grep -qx 'RANKINGS_MAX_DROP=2.5' /etc/rankings.conf
     expect "timer enabled after the upgrade" "$(in_container systemctl is-enabled rankings.timer)" "enabled"
 }
 check "an upgrade keeps the edited /etc/rankings.conf (and an enabled timer)" upgrade_keeps_edited_config
@@ -35,8 +35,9 @@ remove_stops_and_disables_timer() {
 check "removing stops and disables the timer and keeps the configuration" remove_stops_and_disables_timer
 
 purge_keeps_only_documents() {
-    local document
+    local document fetched
     document=$(in_container md5sum /var/lib/rankings/all_time.json)
+    fetched=$(in_container_sh 'ls -A /var/lib/rankings/firestore')
     in_container test -e /var/lib/rankings/.rankings-nights.json
     in_container apt-get purge -y rankings
     local status
@@ -54,6 +55,7 @@ purge_keeps_only_documents() {
     in_container test ! -e /var/lib/rankings/.rankings-nights.json
     in_container test ! -e /var/lib/systemd/timers/stamp-rankings.timer
     expect "document" "$(in_container md5sum /var/lib/rankings/all_time.json)" "$document"
+    expect "the fetched nights" "$(in_container_sh 'ls -A /var/lib/rankings/firestore')" "$fetched"
 }
-check "purging removes the configuration, the lock and the night's history, and everything else but the documents" \
+check "purging removes the configuration, the lock and the night's history, and everything else but the boards and the fetched nights" \
     purge_keeps_only_documents
