@@ -55,10 +55,11 @@ if jobs/debian/stage-tree.sh "$work/tree" "$work/stand-in" 0.0.0 2026-01-01 2>"$
         grep -qxF -e "$path" -e "$(dirname -- "$path")/" -e "$(basename -- "$path")" <<<"$man_files" || echo "$path"
     done)
     check "FILES names every file the package installs" same "files FILES does not name" "$unnamed" ""
-    check "FILES names the Firestore hooks too" grep -qxF /usr/libexec/rankings-fetch-firestore <<<"$man_files"
 else
     check "jobs/debian/stage-tree.sh lays out the package" same "its errors" "$(cat "$work/err")" ""
 fi
+check "FILES names no program 0.5 removed" same "removed programs in FILES" \
+    "$(grep -E 'rankings-(fetch|publish)-firestore|rankings-cron' <<<"$man_files")" ""
 # `man` shows the page 80 columns wide: no line may be wider, code blocks (which it cannot fill)
 # included. Formatted as man does on a terminal; overstriking removed before counting.
 check "no line of the formatted page is over 80 columns" same "lines over 80 columns" \
@@ -82,10 +83,11 @@ check "docs/configuration.md lists exactly the settings rankings-night reads" \
     "$(comm -3 <(echo "$accepted") <(echo "$documented") | tr '\t' '+')" ""
 
 # Messages and installed files send the operator to these sections of rankings(1).
-for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer" "The night"; do
+for section in "Accepting a drop" "Monitoring: metrics for node_exporter" "The systemd timer" "The night" \
+    "Upgrading from 0.4"; do
     check "the page has the section \"$section\" that messages name" grep -qx ".SS $section" "$work/rankings.1"
 done
-# ...and to pages, whose titles are the page's sections (settings.py's 78, the Firestore steps' --help).
+# ...and to pages, whose titles are the page's sections (settings.py's 78, rankings.conf's comments).
 for page in "The configuration file" "Firestore: fetch and publish"; do
     check "the page has the section \"$page\" that messages name" grep -qx ".SH ${page^^}" "$work/rankings.1"
 done
