@@ -14,6 +14,7 @@
 #                     [--scratch-path DIR] [--no-build] [--without-rankings]
 #                     [--binary PATH] [--baseline PATH] [--baseline-ref REF]
 #                     [--small-files N] [--typed-events N[,N...]] [--typed-only]
+#                     [--levels LEVEL[,LEVEL...]]
 #
 # --scratch-path DIR times a plain `swift build -c release` in DIR instead;
 # --binary times that rankings without building one; --baseline adds rows for
@@ -29,13 +30,21 @@
 # (generate.py --typed) and as flat NDJSON, through rankings and DuckDB;
 # --typed-only times those rows alone.
 #
+# --levels (say portable,avx2,avx512) times the CPU levels instead (RANKINGS_CPU):
+# the plain export and each --typed-events count of typed lines through the same
+# binary at each level, at --threads and (plain) at 1, with the --baseline at 1
+# thread, DuckDB and `wc -l`, then each level against the first, the floor and
+# DuckDB. BENCHMARKS.md's levels table:
+#
+#   bench/run.sh --levels avx512,avx2,portable --runs 5 --baseline-ref 81d61ed
+#
 # Every row is timed in wall seconds and in CPU seconds (user + sys), which a
 # busy machine disturbs far less.
 set -euo pipefail
 
 size=1G runs=5 jq_runs=1 shards=8 threads=2 seed=1
 big=no reference=yes scratch= build=yes with_rankings=yes binary= baseline= baseline_ref=
-small_files=2000 typed_events=1000000 typed_only=no
+small_files=2000 typed_events=1000000 typed_only=no levels=
 computed_at=2026-01-01T00:00:00Z
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -57,6 +66,7 @@ while [ $# -gt 0 ]; do
     --small-files) small_files=$2; shift 2 ;;
     --typed-events) typed_events=$2; shift 2 ;;
     --typed-only) typed_only=yes; shift ;;
+    --levels) levels=$2; shift 2 ;;
     # For trying the harness while the Swift tool does not build.
     --without-rankings) with_rankings=no; shift ;;
     -h|--help) usage ;;
@@ -114,11 +124,11 @@ if [ -n "$baseline_ref" ]; then
   if [ ! -x "$baseline" ]; then
     log "building the baseline $baseline_ref ($sha) with its jobs/build-binary.sh"
     tree=$data/baseline-$sha.src
-    rm -rf "$tree"; git -C "$root" worktree prune
-    git -C "$root" worktree add --detach "$tree" "$sha" >&2
+    rm -rf "$tree" && mkdir -p "$tree"
+    git -C "$root" archive "$sha" | tar -x -C "$tree"
     built=$("$tree/jobs/build-binary.sh")
     mkdir -p "$(dirname "$baseline")" && cp "$built" "$baseline"
-    git -C "$root" worktree remove --force "$tree"
+    rm -rf "$tree"
   fi
 fi
 
@@ -134,6 +144,18 @@ add() {  # GROUP LABEL RUNS CHECK NOTE COMMAND
   sizes+=("${row_size:-}") expects+=("${row_expected:-}")
 }
 q() { printf '%q' "$1"; }
+# --levels: rankings on FILE at each level, at each of THREADS (the first without a label of its own).
+add_levels() {  # GROUP FILE THREADS...
+  local group=$1 file=$2 level t
+  shift 2
+  for t in "$@"; do
+    for level in ${levels//,/ }; do
+      add "$group" "rankings aggregate$([ "$t" = "$1" ] || echo " --threads $t"), RANKINGS_CPU=$level" "$runs" byte \
+        "$([ "$t" = "$1" ] && echo "--threads $t")" \
+        "env RANKINGS_CPU=$level $(q "$rankings") aggregate -q --threads $t --computed-at $computed_at $(q "$file")"
+    done
+  done
+}
 duck="$(q "$venv/bin/python") $(q "$bench/duckdb_top.py") --threads $threads"
 
 # ---- data ------------------------------------------------------------------
@@ -151,6 +173,7 @@ make_export() {  # SIZE -> path
 if [ $typed_only = no ]; then
 plain=$(make_export "$size")
 bytes=$(stat -c %s "$plain")
+if [ -z "$levels" ]; then
 if [ ! -s "$plain.gz" ]; then
   log "compressing $plain.gz"
   gzip -6 -c "$plain" > "$plain.gz.part" && mv "$plain.gz.part" "$plain.gz"
@@ -180,6 +203,7 @@ if [ ! -d "$small_dir" ]; then
   mv "$small_dir.part" "$small_dir"
 fi
 small_bytes=$(stat -c %s "$small_src")
+fi  # levels
 
 # ---- what the answers must be ------------------------------------------------
 expected=$work/expected.json
@@ -206,9 +230,19 @@ else
 fi
 
 # ---- the contenders ----------------------------------------------------------
+plain_label="NDJSON $size"
+if [ -n "$levels" ]; then
+  add_levels "$plain_label" "$plain" "$threads" $([ "$threads" = 1 ] || echo 1)
+  if [ -n "$baseline" ]; then
+    add "$plain_label" "baseline rankings aggregate --threads 1" "$runs" byte "$(q "$baseline")" \
+      "$(q "$baseline") aggregate -q --threads 1 --computed-at $computed_at $(q "$plain")"
+  fi
+  add "$plain_label" "DuckDB read_ndjson" "$runs" agree \
+    "duckdb $("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)'), $threads threads" "$duck $(q "$plain")"
+  add "$plain_label" "wc -l (floor)" "$runs" none "" "wc -l $(q "$plain")"
+else
 shards_q=$(for f in "${shard_files[@]}"; do printf '%q ' "$f"; done)
 node_cf="node $(q "$bench/cloud-function.js")"
-plain_label="NDJSON $size"
 if [ $with_rankings = yes ]; then
   add "$plain_label" "rankings aggregate" "$runs" byte "--threads $threads" "$ours_plain"
   add "$plain_label" "rankings aggregate --threads 1" "$runs" byte "" \
@@ -297,6 +331,7 @@ fi
 for i in "${!groups[@]}"; do
   if [ "${groups[$i]}" = "$small_label" ]; then sizes[$i]=$small_bytes; fi
 done
+fi  # levels
 fi  # typed_only
 
 # ---- typed lines -----------------------------------------------------------------
@@ -322,6 +357,14 @@ for n in ${typed_events//,/ }; do
   python3 "$bench/reference.py" --pretty --computed-at "$computed_at" "$flat" > "$row_expected"
   label="$(awk -v n="$n" 'BEGIN { printf(n % 1000000 ? "%d k" : "%d M", n % 1000000 ? n / 1000 : n / 1000000) }') events, typed lines and flat"
   row_size=$(stat -c %s "$typed")
+  if [ -n "$levels" ]; then
+    label="${label%, typed lines and flat}, typed lines"
+    add_levels "$label" "$typed" "$threads"
+    add "$label" "DuckDB read_ndjson" "$runs" agree "$threads threads, nested struct columns" "$duck --typed $(q "$typed")"
+    add "$label" "wc -l (floor)" "$runs" none "" "wc -l $(q "$typed")"
+    row_size= row_expected=
+    continue
+  fi
   if [ $with_rankings = yes ]; then
     add "$label" "rankings aggregate, typed lines" "$runs" byte "--threads $threads; as the fetch hook writes them" \
       "$(q "$rankings") aggregate -q --threads $threads --computed-at $computed_at $(q "$typed")"
@@ -366,7 +409,9 @@ check() {  # INDEX: the first run's answer must be right
 }
 
 log "warming the page cache"
-if [ $typed_only = no ]; then
+if [ $typed_only = no ] && [ -n "$levels" ]; then
+  cat "$plain" > /dev/null
+elif [ $typed_only = no ]; then
   cat "$plain" "$plain.gz" "$plain.1.gz" "${shard_files[@]}" "$small_dir"/* > /dev/null
 fi
 cat "${typed_files[@]}" /dev/null > /dev/null
@@ -399,4 +444,4 @@ echo
 [ $typed_only = yes ] || echo "Input: $plain ($bytes bytes, seed $seed); $runs runs per tool unless noted;"
 echo "$(nproc) cores; every answer checked against bench/reference.py."
 echo
-python3 "$bench/table.py" "$results"
+python3 "$bench/table.py" ${levels:+--levels} "$results"

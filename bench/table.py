@@ -9,16 +9,23 @@ uncompressed input bytes (10^6) per second, also for gzip inputs, so rows
 on the same data compare directly; MB per CPU s the same per CPU second. A seconds value of `-` marks a skipped
 tool; its note says why.
 
-Usage: table.py RESULTS.tsv
+With --levels (run.sh --levels), each input's rows at each CPU level
+(`rankings aggregate, RANKINGS_CPU=LEVEL`) follow as ratios of median wall time
+to the first level's, the floor's (`wc -l`) and DuckDB's, and the one-thread
+rows' median CPU seconds as a ratio of the baseline's one-thread row.
+
+Usage: table.py [--levels] RESULTS.tsv
 """
 
+import re
 import statistics
 import sys
 
 
 def main():
+    levels = sys.argv[1] == "--levels"
     rows = {}  # (group, tool) -> dict; dicts keep insertion order
-    with open(sys.argv[1]) as f:
+    with open(sys.argv[-1]) as f:
         for line in f:
             fields = line.rstrip("\n").split("\t")
             group, tool, size, seconds, rss, note = fields[:6]
@@ -55,6 +62,35 @@ def main():
                 cpu_ratio = f"{c / cpu_baseline[group]:.2f}"
         print(f"| {group} | {tool} | {len(row['seconds'])} | {median:.2f} | "
               f"{rate:.0f} | {ratio:.2f} | {cpu} | {cpu_ratio} | {cpu_rate} | {rss:.0f} | {row['note']} |")
+    if levels:
+        print_levels(rows)
+
+
+def print_levels(rows):
+    """Each level's median against the first level's, the floor's and DuckDB's; one thread's CPU against the baseline's."""
+    wall = lambda row: statistics.median(row["seconds"])
+    cpu = lambda row: statistics.median(row["cpu"])
+    print()
+    for group in dict.fromkeys(g for g, _ in rows):
+        mine = [(tool, row) for (g, tool), row in rows.items() if g == group and row["seconds"]]
+        named = lambda prefix: next((row for tool, row in mine if tool.startswith(prefix)), None)
+        floor, duck, base = named("wc -l"), named("DuckDB"), named("baseline rankings aggregate --threads 1")
+        first = None
+        for tool, row in mine:
+            m = re.fullmatch(r"rankings aggregate( --threads 1)?, RANKINGS_CPU=(\w+)", tool)
+            if not m:
+                continue
+            one, level = m.groups()
+            if one:
+                if base and base["cpu"] and row["cpu"]:
+                    print(f"- {group}, one thread, {level}: {cpu(row):.3f} CPU s, "
+                          f"{cpu(row) / cpu(base):.2f} × the baseline's {cpu(base):.3f}")
+                continue
+            first = first or (level, row)
+            parts = [f"{wall(row) / wall(first[1]):.2f} × {first[0]}"]
+            parts += [f"{wall(row) / wall(floor):.2f} × wc -l"] if floor else []
+            parts += [f"{wall(row) / wall(duck):.2f} × DuckDB"] if duck else []
+            print(f"- {group}, {level}: {wall(row):.3f} s, " + ", ".join(parts))
 
 
 if __name__ == "__main__":
