@@ -5,7 +5,7 @@
 # seeds over its REST API and stops, or RANKINGS_TEST_EMULATOR's; most of it the emulator's
 # start), and test_fetch.py (the night's fetch, fetch.run in the test's process, under the
 # limits, scaled: readTime's life, COUNT's deadline, 429 bursts, ranges where partitionQuery
-# cuts and at the last snapshot's quantiles). Python's standard library only; they read boards
+# cuts, an incremental night at scale). Python's standard library only; they read boards
 # with `rankings aggregate`.
 #
 #   Tests/simulator/run.sh [RANKINGS]     default: .build/debug/rankings
