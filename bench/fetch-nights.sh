@@ -1,7 +1,8 @@
 #!/bin/bash
 # What a night costs against Google's Firestore emulator: a full night and an incremental night
-# after 1 % new or changed votes, fetch, job and publish, with documents read (see
-# fetch-nights.py). Needs gcloud's Firestore emulator and Java, like Tests/firestore-loop.
+# after 1 % new or changed votes, each a whole `rankings-night run` (fetch, job, proof, publish),
+# with documents read (see fetch-nights.py). Needs gcloud's Firestore emulator and Java, like
+# Tests/firestore-loop.
 #
 #   bench/fetch-nights.sh [--votes 100000] [--rounds 3]
 set -euo pipefail

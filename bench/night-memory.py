@@ -1,21 +1,42 @@
-"""The memory a night without a volume needs: `rankings-night run` (fetch, `rankings aggregate`,
-the board's proof; no publish) in a memory cgroup of its own with its state folder on a tmpfs
-whose pages are charged to that cgroup, as Cloud Run's in-memory disk counts against the task's
---memory. The Firestore side is the simulator (Tests/simulator), a process of its own outside the
-cgroup, with bench/night-size.py's votes and rate. Run as root (it makes a cgroup and mounts).
+"""The memory a night without a volume needs: `rankings-night run --environment` (fetch,
+`rankings aggregate`, the board's proof; its publish fails, see below) in a memory cgroup of its
+own with its state directory on a tmpfs whose pages are charged to that cgroup, as Cloud Run's
+in-memory disk counts against the task's --memory. The Firestore side is the simulator
+(Tests/simulator), a process of its own outside the cgroup, with bench/night-size.py's votes and
+rate. Run as root (it makes a cgroup and mounts).
 
     python3 bench/night-memory.py RANKINGS [--documents 1000000] [--forms plain,gzip]
-                                  [--limit 6G] [--proof yes|no] [--streams 8] [--rate 4000]
+                                  [--limit 6G] [--streams 8] [--rate 4000]
 
 For each size and form: the cgroup's peak (memory.peak on cgroup v2, memory.max_usage_in_bytes
 on v1: processes, tmpfs and page cache), the most it held that it could not give back (anonymous
 memory and tmpfs, sampled twice a second: what a limit cannot reclaim), the most the tmpfs held,
 the snapshot's bytes, wall seconds. Then, from the plain snapshot when there is one, zlib's levels
 1 and 6 on its lines less createTime and updateTime: bytes and CPU seconds.
+
+0.5 has no RANKINGS_FIRESTORE_SNAPSHOT: it keeps the snapshot compressed by itself on a container
+platform (CLOUD_RUN_JOB, KUBERNETES_SERVICE_HOST) whose state directory no volume holds (night.py:
+on_a_platform and in_memory). The night here is 0.5's own code run by this script in the cgroup
+(`night-memory.py --night FORM STREAMS`: rankings_night.cli.main(["run", "--environment"])), with
+CLOUD_RUN_JOB set, and night.in_memory answering for the form, since a tmpfs is a mount point and
+would read as a volume: gzip is the state in memory (Cloud Run's root, which has no mount point),
+plain the state on a volume. Setting CLOUD_RUN_JOB also gives the platform's defaults (no retries,
+JSON logs); RANKINGS_LOG_FORMAT=plain keeps the log as before. 0.5 derives a full read's streams
+(8 for a first night, as here); `--streams` other than 8 is honoured by setting plan.STREAMS in
+that process. 0.5 always proves the board (0.4's RANKINGS_BOARD_PROOF=no, `--proof no`, is gone),
+so every night here includes the proof's COUNTs against the simulator; the proof reads the
+snapshot once more as a stream. The job's --max-drop 1 is RANKINGS_MAX_DROP's default.
+
+Its publish fails: the simulator answers no batchGet nor commit (it does not model the commit's
+precondition), so the night exits non-zero after its fetch, job and proof; those three steps'
+status and seconds, from the night's history, are the row's, as 0.4's night without
+RANKINGS_PUBLISH was. The peak includes the failed publish's `rankings check` of the board (a few
+MiB, as the proof's and job's processes are).
 """
 import argparse
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -28,10 +49,8 @@ import zlib
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
 sys.path.insert(0, os.path.join(root, "jobs", "night"))
-from rankings_night import snapshot  # noqa: E402
+from rankings_night import paths, snapshot  # noqa: E402
 
-NIGHT = os.path.join(root, "jobs", "night", "rankings-night")
-FETCH = os.path.join(root, "jobs", "night", "rankings-fetch-firestore")
 SIMULATOR = os.path.join(root, "Tests", "simulator", "firestore_sim.py")
 VOTES = ["--seed", "1", "--end", "2026-11-01T00:00:00Z", "--genesis", "2026-11-02T00:00:00Z"]
 
@@ -94,18 +113,10 @@ def night(options, port, documents, form, work):
     state = os.path.join(work, f"state-{documents}-{form}")
     os.makedirs(state)
     group = Cgroup(f"rankings-night-memory-{os.getpid()}-{form}", parse_size(options.limit))
-    env = {"PATH": os.environ["PATH"], "RANKINGS_FIRESTORE_PROJECT": "demo",
-           "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{port}", "RANKINGS_BIN": options.rankings,
-           "RANKINGS_OUTPUT": f"{state}/all_time.json", "RANKINGS_FETCH": f"{FETCH} {state}/firestore",
-           "RANKINGS_EXPORTS": f"{state}/firestore/current", "RANKINGS_PUBLISH": "",
-           "RANKINGS_FLAGS": "--max-drop 1", "RANKINGS_RETRIES": "0",
-           "RANKINGS_FIRESTORE_SNAPSHOT": form, "RANKINGS_FIRESTORE_STREAMS": str(options.streams),
-           "RANKINGS_FIRESTORE_DEADLINE_SECONDS": "14400", "RANKINGS_FETCH_TIMEOUT_SECONDS": "15000",
-           "RANKINGS_BOARD_PROOF": options.proof}
     # The wrapper joins the cgroup, then mounts the tmpfs and runs the night: every page either
     # writes is charged to the cgroup.
     wrapper = (f'echo $$ > {group.path}/cgroup.procs && mount -t tmpfs -o size=64g,mode=0755 rankings-state "$1" '
-               f'&& exec {sys.executable} {NIGHT} run --environment')
+               f'&& exec {shlex.join(night_argv(form, options.streams))}')
     held, shmem, done = [0], [0], threading.Event()
 
     def sample():
@@ -118,8 +129,8 @@ def night(options, port, documents, form, work):
 
     sampler = threading.Thread(target=sample, daemon=True)
     started = time.monotonic()
-    child = subprocess.Popen(["sh", "-c", wrapper, "sh", state], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(["sh", "-c", wrapper, "sh", state], env=environment(options, port, state),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     sampler.start()
     err = child.stderr.read()
     status = child.wait()
@@ -127,17 +138,21 @@ def night(options, port, documents, form, work):
     done.set()
     sampler.join()
     try:
-        figures = {"documents": documents, "form": form, "status": status, "seconds": round(seconds, 1),
-                   "peak_mib": round(group.peak() / 2**20), "held_mib": round(held[0] / 2**20),
-                   "tmpfs_mib": round(shmem[0] / 2**20), "oom_kills": group.oom_kills()}
-        current = os.path.join(state, "firestore", "current")
-        if status == 0:
-            path = snapshot.snapshot_path(os.path.realpath(current))
+        figures = {"documents": documents, "form": form, "status": status, "wall": round(seconds, 1),
+                   "seconds": round(seconds, 1), "peak_mib": round(group.peak() / 2**20),
+                   "held_mib": round(held[0] / 2**20), "tmpfs_mib": round(shmem[0] / 2**20),
+                   "oom_kills": group.oom_kills()}
+        figures.update(before_publish(state))
+        current = os.path.join(paths.fetched(state), "current")
+        if figures["before_publish"] == 0:
             with open(os.path.join(current, ".night.json")) as f:
                 record = json.load(f)
+            # A full night's one layer: the snapshot, compressed or not as the fetch chose.
+            path = os.path.join(os.path.realpath(current), record["layers"][0]["file"])
             figures.update(snapshot_mib=round(os.path.getsize(path) / 2**20, 1),
-                           snapshot_documents=record["snapshot_documents"], streams=record["streams"])
-            with open(os.path.join(state, "all_time.json"), "rb") as f:
+                           snapshot_documents=record["snapshot_documents"], streams=record["streams"],
+                           kept=record.get("snapshot_form", "plain"))     # the form the fetch chose
+            with open(paths.board(state, "all_time"), "rb") as f:
                 board = json.load(f)
             board.pop("computed_at", None)      # each night's own
             figures["board"] = json.dumps(board, sort_keys=True)
@@ -145,8 +160,6 @@ def night(options, port, documents, form, work):
                 figures["levels"] = levels(path, options.levels)
         else:
             figures["error"] = err.strip()[-3000:]
-        proved = [line for line in err.splitlines() if "proven" in line or "proof" in line]
-        figures["proof_line"] = proved[-1][-300:] if proved else None
         with open(os.path.join(work, f"night-{documents}-{form}.log"), "w") as log:
             log.write(err)
     finally:
@@ -154,6 +167,50 @@ def night(options, port, documents, form, work):
         group.remove()
         shutil.rmtree(state, ignore_errors=True)
     return figures
+
+
+def environment(options, port, state):
+    """The night's environment: 0.5's settings (exactly those it is given), a platform's CLOUD_RUN_JOB,
+    the job first on PATH (the night runs it by the name rankings)."""
+    return {"PATH": os.path.dirname(options.rankings) + os.pathsep + os.environ["PATH"],
+            "CLOUD_RUN_JOB": "rankings-night-memory", "RANKINGS_STATE_DIRECTORY": state,
+            "RANKINGS_FIRESTORE_PROJECT": "demo", "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{port}",
+            "RANKINGS_RETRIES": "0", "RANKINGS_LOG_FORMAT": "plain"}
+
+
+def night_argv(form, streams):
+    """argv of the night in the cgroup: this script as night_child()."""
+    return [sys.executable, "-I", os.path.abspath(__file__), "--night", form, str(streams)]
+
+
+def night_child(form, streams):
+    """In the cgroup: `rankings-night run --environment`, its state in memory when the form is gzip (a
+    tmpfs is a mount point, which night.in_memory would take for a volume), a full read's streams set."""
+    from rankings_night import cli, night as nights, plan
+    nights.in_memory = lambda state: form == "gzip"
+    plan.STREAMS = streams
+    return cli.main(["run", "--environment"])
+
+
+def before_publish(state):
+    """From the night's history: before_publish, 0 when its fetch, job and proof all succeeded (else the
+    first failed one's status); seconds, theirs; proof_line, the proof's verdict; publish, why it failed."""
+    try:
+        with open(paths.history(state)) as f:
+            entry = json.load(f)[-1]
+    except (OSError, ValueError, IndexError) as error:
+        return {"before_publish": None, "proof_line": f"no history: {error}"}
+    steps, out = entry["steps"], {}
+    ran = [steps.get(name) for name in ("fetch", "aggregate", "prove")]
+    failed = [step["status"] for step in ran if step and step["status"] != 0]
+    out["before_publish"] = failed[0] if failed else 0 if all(ran) else None
+    if all(ran):
+        out["seconds"] = round(sum(step["seconds"] for step in ran), 1)
+    proof = entry.get("proof") or {}
+    out["proof_line"] = f"{proof.get('status')}, {proof.get('queries')} COUNTs: " \
+        f"{(proof.get('lines') or ['no line'])[-1][-300:]}" if proof else None
+    out["publish"] = ((steps.get("publish") or {}).get("why") or "no publish step")[:200]
+    return out
 
 
 def levels(path, most):
@@ -181,18 +238,22 @@ def parse_size(text):
 
 
 def main():
+    if sys.argv[1:2] == ["--night"]:     # the child of night_argv(), in the cgroup: FORM STREAMS
+        sys.exit(night_child(sys.argv[2], int(sys.argv[3])))
     parser = argparse.ArgumentParser()
     parser.add_argument("rankings")
     parser.add_argument("--documents", default="1000000")
     parser.add_argument("--forms", default="plain,gzip")
     parser.add_argument("--limit", default="6G")
-    parser.add_argument("--proof", default="yes", choices=("yes", "no"))
-    parser.add_argument("--streams", type=int, default=8)
+    parser.add_argument("--streams", type=int, default=8,
+                        help="a full read's streams (0.5 derives 8 on a first night: else plan.STREAMS set)")
     parser.add_argument("--rate", type=float, default=4000)
     parser.add_argument("--levels", type=int, default=1000000, help="lines for the zlib levels (0: none)")
     parser.add_argument("--keep-logs", action="store_true")
     options = parser.parse_args()
-    options.rankings = os.path.realpath(options.rankings)
+    options.rankings = os.path.abspath(options.rankings)
+    if os.path.basename(options.rankings) != "rankings":
+        sys.exit(f"night-memory: {options.rankings}: the night runs its job by the name rankings")
     work = tempfile.mkdtemp(prefix="rankings-night-memory.", dir="/var/tmp")
     print(f"# the nights' logs: {work}/night-*.log (removed at the end unless --keep-logs)", file=sys.stderr)
     try:
@@ -208,14 +269,17 @@ def main():
                 sim.wait()
             boards = {r["board"] for r in rows if "board" in r}
             print(f"\n### {documents:,} votes, {options.streams} streams, limit {options.limit}, "
-                  f"proof {options.proof}; the same board from each form: {'yes' if len(boards) == 1 else 'NO'}\n")
-            print("| form | exit | wall s | memory peak MiB | held MiB (anon + tmpfs) | tmpfs MiB | snapshot MiB |")
+                  f"proof always; the same board from each form: {'yes' if len(boards) == 1 else 'NO'}\n")
+            print("| form | exit (fetch, job, proof) | wall s (fetch, job, proof) | memory peak MiB | "
+                  "held MiB (anon + tmpfs) | tmpfs MiB | snapshot MiB |")
             print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
             for r in rows:
-                print(f"| {r['form']} | {r['status']} | {r['seconds']} | {r['peak_mib']} | {r['held_mib']} | "
+                print(f"| {r['form']} | {r['before_publish']} | {r['seconds']} | {r['peak_mib']} | {r['held_mib']} | "
                       f"{r['tmpfs_mib']} | {r.get('snapshot_mib', '-')} |")
             for r in rows:
-                print(f"\n{r['form']}: oom kills {r['oom_kills']}; proof: {r['proof_line']}")
+                print(f"\n{r['form']}: snapshot kept {r.get('kept', '-')}, {r.get('streams', '-')} streams; oom kills "
+                      f"{r['oom_kills']}; the night's exit {r['status']} after {r['wall']} s (its publish: "
+                      f"{r.get('publish')}); proof: {r['proof_line']}")
                 if "error" in r:
                     print(f"{r['form']}: {r['error']}")
                 for level, (raw, packed, cpu) in r.get("levels", {}).items():
