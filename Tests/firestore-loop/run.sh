@@ -26,26 +26,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-rankings=${1:-.build/debug/rankings}
-if [[ ! -x $rankings ]]; then
-    echo "Tests/firestore-loop/run.sh: no rankings executable at $rankings (run swift build first)" >&2
-    exit 2
-fi
-for tool in gcloud java; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "Tests/firestore-loop/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
-        exit 2
-    fi
-done
-
+# shellcheck source=Tests/firestore/suite.sh
+source Tests/firestore/suite.sh
+firestore_suite firestore-loop "${1:-.build/debug/rankings}"
 # shellcheck source=Tests/packages.sh
 source Tests/packages.sh
 install_missing promtool=prometheus || exit 2
-# shellcheck source=Tests/firestore/venv.sh
-source Tests/firestore/venv.sh
-
-export TEST_RANKINGS
-TEST_RANKINGS=$(realpath -- "$rankings")
 status=0
 for suite in test_nights.py test_night_run.py test_baseline.py test_board_proof.py; do
     echo "# $suite"

@@ -27,15 +27,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-rankings=${1:-.build/debug/rankings}
-if [[ ! -x $rankings ]]; then
-    echo "Tests/firestore-night/run.sh: no rankings executable at $rankings (run swift build first)" >&2
-    exit 2
-fi
-# shellcheck source=Tests/firestore/venv.sh
-source Tests/firestore/venv.sh
-export TEST_RANKINGS
-TEST_RANKINGS=$(realpath -- "$rankings")
+# shellcheck source=Tests/firestore/suite.sh
+source Tests/firestore/suite.sh
+firestore_suite firestore-night "${1:-.build/debug/rankings}"
 if [[ -z ${RANKINGS_TEST_EMULATOR:-} ]]; then
     # shellcheck source=Tests/firestore-export/emulator.sh
     source Tests/firestore-export/emulator.sh

@@ -30,26 +30,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-rankings=${1:-.build/debug/rankings}
-if [[ ! -x $rankings ]]; then
-    echo "Tests/firestore-steps/run.sh: no rankings executable at $rankings (run swift build first)" >&2
-    exit 2
-fi
-for tool in gcloud java; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "Tests/firestore-steps/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
-        exit 2
-    fi
-done
-
+# shellcheck source=Tests/firestore/suite.sh
+source Tests/firestore/suite.sh
+firestore_suite firestore-steps "${1:-.build/debug/rankings}"
 # shellcheck source=Tests/packages.sh
 source Tests/packages.sh
 install_missing promtool=prometheus || exit 2
-# shellcheck source=Tests/firestore/venv.sh
-source Tests/firestore/venv.sh
-
-export TEST_RANKINGS
-TEST_RANKINGS=$(realpath -- "$rankings")
 status=0
 for suite in test_folders.py test_fetch_and_publish.py test_proofs.py test_prove.py test_client.py; do
     echo "# $suite"
