@@ -50,8 +50,12 @@ struct OpenOnceTests {
             switch format {
             case "plain": path = try dir.write("votes.ndjson", text)
             case "gzip": path = try dir.write("votes.ndjson.gz", try ScratchDirectory.gzip(Array(text.utf8)))
-            default: path = try ExportFixtures.exportRoot(ExportFixtures.emulator).path
+            default:
+                // A copy of its own: the shared fixture's opens by tests running beside this one
+                // would count too (CI saw 2).
+                path = try ExportFixtures.copy(ExportFixtures.emulator).path
             }
+            defer { if format == "export" { try? FileManager.default.removeItem(atPath: path) } }
             let files = try InputFile.resolve([path])
             let watched = format == "export" ? files[0].displayPath : path
             let count = try OpenCount(watched)
