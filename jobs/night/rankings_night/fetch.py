@@ -6,14 +6,13 @@ import time
 from . import parallel, plan as plans, ranges, record as records
 from .firestore import Query, count, now
 from .folders import Run, current
-from .snapshot import SNAPSHOT, SNAPSHOT_GZ, Damaged, Writer, change_name, compaction, document_line, format_time, \
-    link_or_copy, merged, parse_time, verify
+from .snapshot import COLLECTION, SNAPSHOT, SNAPSHOT_GZ, Damaged, Writer, change_name, compaction, document_line, \
+    format_time, link_or_copy, merged, parse_time, verify
 from .statuses import DATA, UNAVAILABLE, Failure
 from .stop import STOP
-from .stream import Broken
+from .stream import Broken, field_filter
 from .transport import Refused
 
-COLLECTION = "rating_events"
 COUNT_WORKERS = 32      # COUNTs asked at once where Firestore cannot finish one (firestore.count cuts it)
 COMPRESSED = "the snapshot is kept compressed (a container's state in its memory): a full read every night"
 
@@ -25,11 +24,10 @@ def run(directory, firestore, say, full_because=None, compressed=False):
     try:
         with Run(directory, say) as night:
             read_time = now(firestore, COLLECTION)
-            fetch.folder, fetch.previous_folder = night.folder, current(directory)
-            fetch.previous, damage = plans.previous_night(fetch.previous_folder, parse_time(read_time),
-                                                          firestore.database_path)
+            now_ns, fetch.folder, fetch.previous_folder = parse_time(read_time), night.folder, current(directory)
+            fetch.previous, damage = plans.previous_night(fetch.previous_folder, now_ns, firestore.database_path)
             tonight = plans.Plan("full", COMPRESSED) if compressed else \
-                plans.plan(fetch.previous, damage, parse_time(read_time), full_because)
+                plans.plan(fetch.previous, damage, now_ns, full_because)
             say(f"rest: fetching {firestore.database_path}/{COLLECTION} at readTime {read_time}: {tonight.mode}")
             if fetch.previous_folder is not None and tonight.reason == damage:
                 say(f"rest: the previous night cannot be built on, so a full read: {damage}", "WARNING")
@@ -44,25 +42,6 @@ def run(directory, firestore, say, full_because=None, compressed=False):
     except Exception as error:
         error.record = dict(fetch.record, seconds=fetch.seconds())
         raise
-
-
-def partitions(firestore, read_time, streams):
-    """The ids where Firestore's partitionQuery cuts rating_events in about `streams` parts: a collection
-    group's query, so a cursor of a subcollection of that name is dropped; its pages merged."""
-    prefix = f"{firestore.database_path}/documents/{COLLECTION}/"
-    body = {"structuredQuery": {"from": [{"collectionId": COLLECTION, "allDescendants": True}],
-                                "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]},
-            "partitionCount": str(streams - 1), "readTime": read_time}
-    cuts = set()
-    while True:
-        answer = firestore.call("POST", "/documents:partitionQuery", body)
-        for cursor in answer.get("partitions", []):
-            name = cursor.get("values", [{}])[0].get("referenceValue", "")
-            if name.startswith(prefix) and "/" not in name[len(prefix):]:
-                cuts.add(name[len(prefix):])
-        if not answer.get("nextPageToken"):
-            return sorted(cuts)
-        body["pageToken"] = answer["nextPageToken"]
 
 
 class NotProven(Exception):
@@ -100,21 +79,33 @@ class Fetch:
             return self.full(str(why), now(self.firestore, COLLECTION))
 
     def cut(self, read_time, streams):
-        """(ranges, how): where Firestore's partitionQuery cuts, else evenly at the id alphabet (where it offers
-        none, as its emulator does not: auto-ids fall evenly there; an app's own ids may not)."""
+        """(ranges, how): where Firestore's partitionQuery cuts (a collection group's query: a cursor in a subcollection
+        of that name is dropped), else evenly at the id alphabet, as auto-ids fall (an app's own ids may not)."""
+        prefix, cuts = f"{self.firestore.database_path}/documents/{COLLECTION}/", set()
+        body = {"structuredQuery": {"from": [{"collectionId": COLLECTION, "allDescendants": True}],
+                                    "orderBy": [{"field": {"fieldPath": "__name__"}, "direction": "ASCENDING"}]},
+                "partitionCount": str(streams - 1), "readTime": read_time}
         try:
-            cuts = partitions(self.firestore, read_time, streams)
+            while True:
+                answer = self.firestore.call("POST", "/documents:partitionQuery", body)
+                for cursor in answer.get("partitions", []):
+                    name = cursor.get("values", [{}])[0].get("referenceValue", "")
+                    if name.startswith(prefix) and "/" not in name[len(prefix):]:
+                        cuts.add(name[len(prefix):])
+                if not answer.get("nextPageToken"):
+                    break
+                body["pageToken"] = answer["nextPageToken"]
             if cuts:
                 return ranges.between(cuts), "where Firestore's partitionQuery cuts"
         except Refused as refused:
             self.say(f"rest: no partitionQuery ({refused})")
         return ranges.even(streams), "evenly at the id alphabet"
 
-    def read_range(self, read_time, number, low, high):
+    def read_range(self, read_time, number, part):
         """One stream, in a process of its own: (its file, documents read), or its failure with them."""
         out = Writer(os.path.join(self.folder, f".range-{number:04d}"), self.compressed)
         try:
-            for page in Query(self.firestore, COLLECTION, read_time=read_time, low=low, high=high).pages():
+            for page in Query(self.firestore, COLLECTION, read_time=read_time, low=part[0], high=part[1]).pages():
                 out.write_lines([document_line(document, self.compressed) for document in page])
         except Exception as error:
             error.documents_read = out.lines
@@ -140,8 +131,7 @@ class Fetch:
                  + ", ".join(ranges.describe(*part) for part in parts[:8]) + (" …" if len(parts) > 8 else ""))
         begun = time.monotonic()
         try:
-            *files, counted = parallel.apart(lambda part: self.read_range(read_time, *part),
-                                             [(n, *part) for n, part in enumerate(parts)],
+            *files, counted = parallel.apart(lambda numbered: self.read_range(read_time, *numbered), enumerate(parts),
                                              beside=lambda: self.counted(read_time))
         except Exception as error:
             self.record["documents_read"] += getattr(error, "documents_read", 0)
@@ -152,10 +142,9 @@ class Fetch:
                 raise Failure(UNAVAILABLE, f"rest: Firestore no longer serves readTime {read_time}, {seconds:.0f} s "
                                            "after the fetch began and before any document was read; another try "
                                            "takes a new readTime") from None
-            # Final: the same streams would outlive it again.
             raise Failure(UNAVAILABLE, f"rest: the read outlived its readTime {read_time} after {read} documents in "
                                        f"{seconds:.0f} s over {len(parts)} streams: Firestore keeps a readTime an "
-                                       "hour", final=True) from None
+                                       "hour", final=True) from None     # final: the same streams would outlive it too
         seconds = max(time.monotonic() - begun, 0.001)
         self.record["documents_read"] += sum(read for _, read in files)
         out = Writer(os.path.join(self.folder, SNAPSHOT_GZ if self.compressed else SNAPSHOT))
@@ -173,14 +162,12 @@ class Fetch:
                            last_full_read_time=read_time, full_rate=round(counted / seconds / len(parts), 1))
 
     def incremental(self, watermark, read_time):
-        """Votes stamped at or after the watermark, as the next change file over the previous night's layers
-        (linked) or merged with them into a new base (compacted); NotProven unless the query's COUNT, every
-        earlier layer's digest and the collection's COUNT agree, all at one readTime."""
+        """Votes stamped at or after the watermark, as the next change file over the previous night's layers (linked)
+        or merged with them into a new base (compacted); NotProven unless its four proofs hold at one readTime."""
         since, before = format_time(watermark), self.previous["layers"]
         self.record.update(mode="incremental", read_time=read_time, streams=1)
-        query = Query(self.firestore, COLLECTION, read_time=read_time, order_by=("timestamp", "__name__"), where={
-            "fieldFilter": {"field": {"fieldPath": "timestamp"}, "op": "GREATER_THAN_OR_EQUAL",
-                            "value": {"timestampValue": since}}})
+        query = Query(self.firestore, COLLECTION, read_time=read_time, order_by=("timestamp", "__name__"),
+                      where=field_filter("timestamp", "GREATER_THAN_OR_EQUAL", {"timestampValue": since}))
         changed, new = {}, 0
         try:
             for page in query.pages():
@@ -197,11 +184,9 @@ class Fetch:
         if answered != len(changed):
             raise NotProven(f"{len(changed)} documents since {since} returned, but Firestore counts "
                             f"{answered} for the same query at readTime {read_time}")
-        # The previous night's documents plus each changed one created after its readTime (one created
-        # before replaces one) must make the collection's COUNT: proven without reading the previous
-        # snapshot. One deleted and created again since adds one that is not there, so the sum exceeds
-        # the COUNT (a full read, never a wrong snapshot proven); one deleted, or stamped before the
-        # margin, is a shortfall. Only both in one night cancel, and the board's proof catches those.
+        # The previous night's documents plus each changed one created after its readTime (one created before
+        # replaces one) make the collection's COUNT, proven without reading the previous snapshot; what this
+        # cannot see: docs/firestore.md, "How a night is proven whole".
         documents = self.previous["snapshot_documents"] + new
         if documents != whole:
             raise NotProven(f"{len(changed)} documents since {since}, {new} of them created after the previous "

@@ -7,9 +7,9 @@ import re
 import shutil
 import stat
 import tempfile
-import time
 
 from .files import owner_name
+from .snapshot import format_time
 from .statuses import CANT_CREATE, Failure
 
 NIGHT = re.compile(r"^\d{8}T\d{6}(\.\d{6})?Z$")
@@ -79,8 +79,7 @@ class Run:
         the old night or the new one, never neither); old nights pruned to KEEP. The night's name."""
         for name in os.listdir(self.folder) + ["."]:   # its files, then itself
             sync(os.path.join(self.folder, name))
-        name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(nanoseconds // 10**9)) \
-            + f".{nanoseconds % 10**9 // 1000:06d}Z"
+        name = format_time(nanoseconds).replace("-", "").replace(":", "")     # 20261127T050000.000001Z
         os.rename(self.folder, os.path.join(self.directory, name))
         self.folder, staging = os.path.join(self.directory, name), os.path.join(self.directory, ".current.new")
         with contextlib.suppress(FileNotFoundError):
@@ -99,7 +98,6 @@ class Run:
         return name
 
     def _remove(self, name, what):
-        """Removed when a folder of this user's; else left alone, and said."""
         path = os.path.join(self.directory, name)
         info = os.lstat(path)
         kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"

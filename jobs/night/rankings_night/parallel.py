@@ -1,10 +1,10 @@
 """Work shared out: COUNTs to threads (each mostly waits), a full read's streams to processes (each parses:
 threads share one interpreter lock). At the stop nothing more is taken, no caller waits, every stream dies."""
+import collections
 import contextlib
 import ctypes
 import os
 import pickle
-import queue
 import selectors
 import signal
 import threading
@@ -17,37 +17,29 @@ WAKE = 0.5      # seconds a caller waits before it asks the stop again
 
 def each(work, items, workers):
     """work(item) for each item on up to `workers` threads, in order; the first exception raised, nothing more taken."""
-    items, failed, todo, done = list(items), threading.Event(), queue.SimpleQueue(), queue.SimpleQueue()
-    for numbered in enumerate(items):
-        todo.put(numbered)
+    todo, failed, finished = collections.deque(enumerate(items)), [], threading.Semaphore(0)
+    results = [None] * len(todo)
 
     def worker():
-        while not failed.is_set():
+        while not failed:
             try:
-                number, item = todo.get_nowait()
-            except queue.Empty:
+                number, item = todo.popleft()     # a deque's pops are thread-safe
+            except IndexError:
                 return
             try:
                 STOP.check()
-                done.put((number, work(item), None))
+                results[number] = work(item)
             except Exception as error:  # noqa: BLE001 (raised again in the caller's thread)
-                failed.set()
-                done.put((number, None, error))
+                failed.append(error)
+            finished.release()
 
-    for _ in range(min(workers, len(items))):
+    for _ in range(min(workers, len(results))):
         threading.Thread(target=worker, daemon=True).start()
-    results = [None] * len(items)
-    for _ in items:
-        while True:
-            try:
-                number, result, error = done.get(timeout=WAKE)
-                break
-            except queue.Empty:
-                STOP.check()
-        if error is not None:
-            failed.set()
-            raise error
-        results[number] = result
+    for _ in results:
+        while not finished.acquire(timeout=WAKE):
+            STOP.check()
+        if failed:
+            raise failed[0]
     return results
 
 

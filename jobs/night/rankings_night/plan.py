@@ -4,7 +4,7 @@ import os
 from collections import namedtuple
 
 from . import folders, record as records
-from .snapshot import SNAPSHOT, Damaged, format_time, parse_time
+from .snapshot import COLLECTION, SNAPSHOT, Damaged, format_time, parse_time
 
 DAY_NS = 86_400 * 10**9
 PREVIOUS_MAX_AGE_NS = 7 * DAY_NS    # the longest an incremental chain may go without its previous night
@@ -26,8 +26,8 @@ def previous_night(folder, now_ns, database_path=None):
     except Damaged as damage:
         return None, f"the previous night's record cannot be used: {damage}"
     where = f"projects/{record['project']}/databases/{record['database']}"
-    if database_path not in (None, where) or record["collection"] != "rating_events":
-        return None, f"the previous night is of {where}/{record['collection']}, not {database_path}/rating_events"
+    if database_path not in (None, where) or record["collection"] != COLLECTION:
+        return None, f"the previous night is of {where}/{record['collection']}, not {database_path}/{COLLECTION}"
     if record.get("snapshot_form") == "gzip":
         return None, "the previous night's snapshot is compressed: never built on"
     if not os.path.isfile(os.path.join(folder, SNAPSHOT)):
@@ -43,8 +43,7 @@ def plan(previous, damage, now_ns, full_because=None):
     if now_ns - read_ns > PREVIOUS_MAX_AGE_NS:
         return Plan("full", f"the previous night was read over {PREVIOUS_MAX_AGE_NS // DAY_NS} days ago")
     days = (now_ns - parse_time(previous["last_full_read_time"])) / DAY_NS
-    # Days, not runs: seven runs by hand in an afternoon are not a week. Half a day early counts,
-    # so a nightly run a few seconds earlier than last month's is not put off by a whole night.
+    # Days, not runs; half a day early counts (docs/firestore.md, "Tonight's plan", says why).
     if days >= FULL_EVERY_DAYS - 0.5:
         return Plan("full", f"the last full read was {days:.1f} days ago (one every {FULL_EVERY_DAYS} days)")
     if full_because:

@@ -7,11 +7,11 @@ import types
 
 from . import parallel, snapshot
 from .firestore import Query, count
+from .snapshot import COLLECTION
 from .statuses import DATA, Failure
 from .stream import conjuncts, field_filter
 from .transport import Refused
 
-COLLECTION = "rating_events"
 # Each kind: the job's name (a --stats key, a firestore_kind) and closed range (0, 6 and NaN are of no kind).
 KINDS = (("hilarious", 4, 5), ("horrible", 1, 2))
 WORKERS = 32        # COUNTs asked at once: each mostly waits on Firestore

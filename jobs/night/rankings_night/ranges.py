@@ -24,14 +24,13 @@ def split(low, high):
     for depth in range(1, DEEPEST + 1):
         cuts = _cuts(low, high, depth)
         if cuts:
-            edges = [low] + cuts + [high]
-            return list(zip(edges, edges[1:]))
+            return between(cuts, low, high)
     return []
 
 
-def between(cuts):
-    """The ranges sorted ids cut the whole of ids into: [(None, c1), (c1, c2), ... (cN, None)]."""
-    edges = [None] + sorted(set(cuts)) + [None]
+def between(cuts, low=None, high=None):
+    """The ranges ids cut [low, high) into: [(low, c1), (c1, c2), ... (cN, high)]."""
+    edges = [low] + sorted(set(cuts)) + [high]
     return list(zip(edges, edges[1:]))
 
 

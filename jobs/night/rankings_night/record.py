@@ -62,10 +62,8 @@ def read(folder, now_ns):
                     "bytes": os.path.getsize(os.path.join(folder, SNAPSHOT))}
             record = dict(record, format=FORMAT, bytes_written=0, layers=[base])
         return check(record, now_ns)
-    except (OSError, ValueError, RecursionError) as error:
+    except (OSError, ValueError, RecursionError, Damaged) as error:
         raise Damaged(f"{path}: {getattr(error, 'strerror', None) or error}") from None
-    except Damaged as damage:
-        raise Damaged(f"{path}: {damage}") from None
 
 
 def write(folder, record):

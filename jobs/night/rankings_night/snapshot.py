@@ -1,7 +1,7 @@
-"""A night's snapshot of rating_events as layers: the base, then a change file an incremental night since
-it, each a Firestore Document a line in strictly increasing name order; a later layer's document replaces
-an earlier one of its name. An earlier night's layer is a hard link, never written after its night is
+"""A night's snapshot of rating_events as layers (docs/firestore.md, "The night's folder"), each a Firestore Document
+a line in strictly increasing name order. An earlier night's layer is a hard link, never written after its night is
 committed. Kept compressed (a container's state in its memory): the lines less UNREAD, a gzip member a stream."""
+import contextlib
 import ctypes
 import datetime
 import errno
@@ -15,7 +15,8 @@ import zlib
 
 from . import files
 
-SNAPSHOT = "rating_events.ndjson"
+COLLECTION = "rating_events"
+SNAPSHOT = f"{COLLECTION}.ndjson"
 SNAPSHOT_GZ = SNAPSHOT + ".gz"
 UNREAD = ("createTime", "updateTime")   # neither the job nor the proof reads them, and they compress poorly
 LEVEL = 1   # zlib's: 8 % larger than 6 for half its CPU, the streams' pace (BENCHMARKS, "A night without a volume")
@@ -37,7 +38,7 @@ class Damaged(Exception):
 
 
 def change_name(number):
-    return f"rating_events.changes-{number:06d}.ndjson"
+    return f"{COLLECTION}.changes-{number:06d}.ndjson"
 
 
 def document_line(document, slim=False):
@@ -50,13 +51,11 @@ def line_name(line):
     end = line.find(b'"', len(NAME_PREFIX))
     if line.startswith(NAME_PREFIX) and end > 0 and b"\\" not in line[len(NAME_PREFIX):end]:
         return line[len(NAME_PREFIX):end].decode("utf-8")
-    try:
+    with contextlib.suppress(ValueError, KeyError, TypeError):
         name = json.loads(line)["name"]     # written with an escape
-    except (ValueError, KeyError, TypeError):
-        name = None
-    if not isinstance(name, str):
-        raise Damaged("a line without a document name")
-    return name
+        if isinstance(name, str):
+            return name
+    raise Damaged("a line without a document name")
 
 
 def sorted_lines(path):
@@ -133,19 +132,13 @@ def verify(folder, layers):
 
 def merged(folder, layers, extra=()):
     """(name, line) of the snapshot the layers and `extra` (name, line)s make, in name order, later winning."""
-    sources = [sorted_lines(os.path.join(folder, layer["file"])) for layer in layers] + [extra]
-    # The key puts the later layer first among equal names; the rest of them are skipped.
-    keyed = [_keyed(source, -rank) for rank, source in enumerate(sources)]
+    sources = [extra] + [sorted_lines(os.path.join(folder, layer["file"])) for layer in reversed(layers)]
+    # heapq.merge is stable (as sorted() of its sources chained): of equal names, the latest source's comes first.
     previous = None
-    for (name, _), line in heapq.merge(*keyed, key=lambda item: item[0]):
+    for name, line in heapq.merge(*sources, key=lambda item: item[0]):
         if name != previous:
             previous = name
             yield name, line
-
-
-def _keyed(source, rank):
-    for name, line in source:
-        yield (name, rank), line
 
 
 def link_or_copy(source, target, say):
