@@ -91,8 +91,6 @@ ENTRIES = [
     ("fetch's mode a number", night(fetch={"mode": 5}), "fetch.mode is 5"),
     ("fetch's fallback a string", night(fetch={"mode": "full", "fallback": "yes"}), "fetch.fallback is"),
     ("fetch's documents Infinity", night(fetch={"documents_read": raw(INF)}), "fetch.documents_read is"),
-    ("boot a string", night(boot="x"), "boot is"),
-    ("boot's id a number", night(boot={"id": 5, "seconds": 1}), "boot.id is 5"),
 ]
 # Whole files that are no history: (what, bytes or a maker of a special file, what the note says)
 FILES = [
@@ -261,16 +259,15 @@ class Append(State):
 
 
 class Cron(State):
-    def cron(self, now, booted=None):
-        real_time, real_boot = cli.time.time, history.boot
+    def cron(self, now):
+        real_time = cli.time.time
         cli.time.time = lambda: now
-        history.boot = lambda: booted
         try:
             status, _, err = run_in_process(["cron", "--config", self.config])
             self.err += err
             return status
         finally:
-            cli.time.time, history.boot = real_time, real_boot
+            cli.time.time = real_time
 
     def test_a_damaged_history_never_stops_cron(self):
         for what, entry, _ in ENTRIES[4:15]:        # every shape of `started`
@@ -289,23 +286,23 @@ class Cron(State):
         self.expect("the night runs", self.cron(MIDNIGHT + 60), 1)
         self.expect("then once a day", self.cron(MIDNIGHT + 120), 0)
 
-    def test_a_night_a_clock_set_a_day_ahead_started_is_placed_by_the_boot_clock(self):
-        # Last night ran on a clock a day ahead, so it says it started today, a minute earlier;
-        # the boot clock says a day has passed since.
-        ahead = night(started=MIDNIGHT + 50, ended=MIDNIGHT + 65, boot={"id": "b1", "seconds": 1000.0})
-        self.write(text([ahead]).encode())
-        self.expect("another boot: its own time counts", self.cron(MIDNIGHT + 100, ("b2", 10.0)), 0)
-        self.expect("a day ago on the boot clock: the night runs", self.cron(MIDNIGHT + 100, ("b1", 1000.0 + 86400)), 1)
-        self.expect("then once a day", self.cron(MIDNIGHT + 200, ("b1", 1000.0 + 86500)), 0)
+    def test_a_cron_night_started_earlier_today_ran_today(self):
+        content = text([GOOD, night(started=MIDNIGHT + 10, ended=MIDNIGHT + 25)]).encode()
+        self.write(content)
+        self.expect("nothing to do", self.cron(MIDNIGHT + 60), 0)
+        self.expect("no night ran", self.bytes(), content)
 
-    def test_the_night_writes_where_it_is_on_the_boot_clock(self):
-        entry = history.entry(1.0, 2.0, "hand", 0, (), [], None, None, [], {}, None)
-        booted = history.boot()
-        if booted is None:
-            self.skipTest("no boot clock here")
-        self.expect("this boot", entry["boot"]["id"], booted[0])
-        self.assertLessEqual(entry["boot"]["seconds"], history.boot()[1])
-        self.expect("checked", history.check(entry), entry)
+    def test_a_night_run_by_hand_today_or_by_cron_yesterday_does_not_count(self):
+        self.write(text([GOOD, night(started=MIDNIGHT + 10, ended=MIDNIGHT + 25, scheduler="hand")]).encode())
+        self.expect("the night runs", self.cron(MIDNIGHT + 60), 1)
+        self.expect("then once a day", self.cron(MIDNIGHT + 120), 0)
+
+    def test_an_older_history_with_the_boot_clock_still_counts_its_nights(self):
+        today = night(started=MIDNIGHT + 10, ended=MIDNIGHT + 25)
+        self.write(text([dict(today, boot={"id": "b1", "seconds": 1000.0})]).encode())
+        self.expect("ran today", self.cron(MIDNIGHT + 60), 0)
+        status, out, err = run_in_process(["status", "--config", self.config, "--json"])
+        self.expect("status --json: the night, its boot dropped, no note", (status, strict(out), err), (0, [today], ""))
 
 
 class Timer(harness.Case):
@@ -374,7 +371,7 @@ class Fifos(State):
 
     def test_a_fifo_never_holds_the_night_up(self):
         self.expect("metrics.carried", bounded(metrics.carried, self.fifo("rankings-night.prom"), "x"), None)
-        self.expect("history.read", bounded(history.read, self.work), [])
+        self.expect("history.read", bounded(history.read, self.work), ([], []))
         with self.assertRaises(OSError) as raised:
             bounded(files.lock, self.fifo("planted-lock"))
         self.expect("why", raised.exception.strerror, "not a regular file")

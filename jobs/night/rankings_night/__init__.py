@@ -1,2 +1,1 @@
-"""The night around `rankings aggregate`: one program (rankings-night) that cron, systemd and a container run,
-Python 3's standard library only; each module tested alone."""
+"""The night around `rankings aggregate` (rankings-night): Python 3's standard library, each module tested alone."""

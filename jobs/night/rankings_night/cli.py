@@ -9,11 +9,11 @@ import time
 from . import folders, history, paths, plan as plans, proof, settings as setting
 from .firestore import Firestore
 from .log import Log
-from .night import Night
+from .night import UNPROVABLE, Night
 from .settings import on_a_platform
 from .statuses import USAGE, Failure, status_of
 from .transport import FirestoreError
-from .zone import zone
+from .zone import new_york
 
 USAGE_TEXT = f"""Usage: rankings-night COMMAND [--config FILE | --environment] [OPTION...]
 
@@ -86,16 +86,17 @@ def timer_active(systemd="/run/systemd/system"):
 
 def cron(settings, log, environ):
     """Debian's cron ignores CRON_TZ: the entry fires hourly, and the night goes ahead in New York's first hour,
-    once that day (a night that started in the future did not run today)."""
-    now, booted, today = time.time(), history.boot(), zone()
-    if today(now).hour != 0:
+    once that day. A night that says it started later than now ran on a clock set ahead: it does not count. After
+    a clock set back, a second night that day is harmless (its boards are proven, its publish guarded)."""
+    now = time.time()
+    if new_york(now).hour != 0:
         return 0
     if timer_active():
         log("rankings.timer is active, so systemd runs the night; nothing to do")
         return 0
-    for night in history.read(settings.state_directory):
-        start = history.real_start(night, now, booted) if night["scheduler"] == "cron" else None
-        if start is not None and today(start).date() == today(now).date():
+    today = new_york(now).date()
+    for night in history.read(settings.state_directory)[0]:     # its notes the night says, keeping the file aside
+        if night["scheduler"] == "cron" and night["started"] <= now and new_york(night["started"]).date() == today:
             return 0
     return Night(settings, log, "cron", None, environ).run()
 
@@ -110,7 +111,7 @@ def show_plan(settings):
     except (Failure, FirestoreError) as failure:
         return "\n".join(lines + [f"the proof: cannot ask Firestore for its indexes: {failure}"]), status_of(failure)
     if missing:     # the night then reads everything, whatever the last night allows
-        lines = ["tonight's fetch: full", "why: tonight's boards cannot be proven (Firestore lacks an index they need)"]
+        lines = ["tonight's fetch: full", f"why: {UNPROVABLE}"]
     lines += [f"the proof: Firestore lacks an index it needs, so every night reads the whole collection and is "
               f"published unproven until it is made: {command}" for command in missing] \
         or ["the proof: every index it needs exists"]
@@ -136,8 +137,8 @@ def main(argv, environ=None):
         settings = setting.from_environment(environ) if options["environment"] else \
             setting.read_file(options["config"] or paths.CONFIG)
         log = Log(form=settings.log_format, syslog_ident="rankings" if command == "cron" else None)
-        if command in ("run", "cron") and another_task(environ):
-            log(another_task(environ) + "; nothing to do")
+        if command in ("run", "cron") and (why := another_task(environ)):
+            log(why + "; nothing to do")
             return 0
         if command == "run":
             scheduler = "container" if on_a_platform(environ) else "systemd" if "INVOCATION_ID" in environ else "hand"
@@ -146,12 +147,14 @@ def main(argv, environ=None):
             return cron(settings, log, environ)
         if settings.notes:
             log.warning(settings.notes)
-        text, status, state = "", 0, settings.state_directory
+        status, state = 0, settings.state_directory
         if command == "status":
-            nights, fetched = history.read(state, log.warning), paths.fetched(state)
+            (nights, notes), fetched = history.read(state), paths.fetched(state)
+            for note in notes:
+                log.warning(note)
             held = (*folders.held(fetched), fetched) if os.path.isdir(fetched) else None
             text = json.dumps(history.last(nights, options["count"]), indent=1) if options["json"] \
-                else history.show(nights, options["count"], zone(), held)
+                else history.show(nights, options["count"], held)
         elif command == "plan":
             text, status = show_plan(settings)
         else:

@@ -1,13 +1,12 @@
-"""What the last nights did (STATE/.rankings-nights.json, the newest last), for `status`, cron's "ran today" and
-the metrics. A damaged history is reported, never a crash: an entry that cannot be used is dropped with a note
-naming its first bad field, and a file holding one is kept aside before it is replaced."""
+"""What the last nights did (STATE/.rankings-nights.json, the newest last), for `status`, cron and the metrics. A
+damaged history is reported, never a crash: an entry that cannot be used is dropped, its file kept aside."""
 import json
 import os
-import time
 
 from . import files, paths
 from .log import one_line
 from .statuses import describe
+from .zone import new_york
 
 KEEP, MOST_BYTES = 60, 16 << 20     # 60 nights are a few hundred kilobytes
 STEPS = ("fetch", "aggregate", "prove", "publish")
@@ -20,6 +19,7 @@ STATUS = ("an exit status", lambda v: type(v) is int and 0 <= v <= 255)
 TEXT = ("text", lambda v: isinstance(v, str))
 TEXT_OR_NULL = ("text or null", lambda v: v is None or isinstance(v, str))
 TEXTS = ("a list of text", lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v))
+COUNTS = ("counts by board", lambda v: isinstance(v, dict) and all(map(COUNT[1], v.values())))
 FETCH = {"mode": TEXT, "read_time": TEXT, "documents_read": COUNT, "snapshot_documents": COUNT, "streams": COUNT,
          "seconds": SECONDS, "full_reason": TEXT_OR_NULL, "fallback": ("true or false", lambda v: type(v) is bool),
          "bytes_written": COUNT, "compacted": TEXT_OR_NULL, "prune_errors": COUNT}
@@ -28,19 +28,16 @@ ENTRY = {"started": TIME, "ended": TIME, "scheduler": TEXT, "status": STATUS, "b
          "steps": {f"{name}?": {"status": STATUS, "tries": COUNT, "seconds": SECONDS, "why": TEXT_OR_NULL}
                    for name in STEPS},
          "fetch": ("an object or null", lambda v: v is None or isinstance(v, dict)), "stopped_by?": TEXT,
-         "published?": TEXTS, "refused?": ("counts by board", lambda v: isinstance(v, dict)
-                                           and all(map(COUNT[1], v.values()))),
-         "proof?": {"status?": TEXT, "queries?": COUNT, "lines?": TEXTS, "mismatches?": TEXTS,
-                    "index_commands?": TEXTS},
-         "boot?": {"id": TEXT, "seconds": SECONDS}}
+         "published?": TEXTS, "refused?": COUNTS, "proof?": {"status?": TEXT, "queries?": COUNT, "lines?": TEXTS,
+                                                            "mismatches?": TEXTS, "index_commands?": TEXTS}}
 
 
 class Bad(ValueError):
     """An entry that cannot be used: the field and why."""
 
 
-def load(state):
-    """(nights, notes, damaged): the entries check() passes, what could not be used, whether the file holds any."""
+def read(state):
+    """(nights, notes): the entries check() passes, and what could not be used (none: the file holds nothing else)."""
     where = paths.history(state)
     try:
         data, more = files.read_regular(where, MOST_BYTES)
@@ -50,12 +47,12 @@ def load(state):
         if not isinstance(nights, list):
             raise Bad(f"not a JSON array of nights but {type(nights).__name__}")
     except FileNotFoundError:
-        return [], [], False
+        return [], []
     except OSError as error:
-        return [], [f"{where}: cannot be read: {error.strerror or error}"], True
+        return [], [f"{where}: cannot be read: {error.strerror or error}"]
     except (ValueError, RecursionError) as error:
         why = error if isinstance(error, Bad) else f"not JSON ({type(error).__name__}: {str(error)[:200]})"
-        return [], [f"{where}: {why}"], True
+        return [], [f"{where}: {why}"]
     kept, dropped = [], []
     for number, night in enumerate(nights, 1):
         try:
@@ -64,21 +61,14 @@ def load(state):
             dropped.append(f"(entry {number}): {bad}")
     many = ", the first" if len(dropped) > 1 else ""
     notes = [f"{where}: {len(dropped)} of {len(nights)} entries dropped{many} {dropped[0]}"] if dropped else []
-    return kept[-KEEP:], notes, bool(dropped)
-
-
-def read(state, say=None):
-    nights, notes, _ = load(state)
-    for note in notes if say else ():
-        say(note)
-    return nights
+    return kept[-KEEP:], notes
 
 
 def append(state, entry, say):
     """Tonight's entry added in one rename, a file holding anything unused first kept aside as NAME.damaged
     (.damaged.1 ... beside an earlier one): nothing is lost."""
-    (nights, notes, damaged), where = load(state), paths.history(state)
-    if damaged:
+    (nights, notes), where = read(state), paths.history(state)
+    if notes:
         aside = next(name for name in [f"{where}.damaged"] + [f"{where}.damaged.{n}" for n in range(1, 100)]
                      if not os.path.lexists(name))
         os.rename(where, aside)     # beside it, so where the new file can be written this can be too
@@ -115,44 +105,11 @@ def _shown(value):
         else type(value).__name__
 
 
-def boot():
-    """(this boot's id, seconds since it): a clock no one sets, which places a night on today's wall clock even
-    after the wall clock was set back or forward. None where Linux does not say."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as text:
-            return text.read().strip(), time.clock_gettime(time.CLOCK_BOOTTIME)
-    except (OSError, AttributeError, ValueError):
-        return None
-
-
-def real_start(night, now, booted):
-    """When a night started on today's wall clock: measured back on the boot clock when it ran since this boot,
-    else its own `started`; None for one in the future (a wrong clock's)."""
-    mark, start = night.get("boot"), night["started"]
-    if mark is not None and booted is not None and mark["id"] == booted[0] and mark["seconds"] <= booted[1]:
-        start = now - (booted[1] - mark["seconds"]) - max(night["ended"] - night["started"], 0)
-    return start if 0 <= start <= now else None
-
-
-def entry(started, ended, scheduler, status, roles, steps, record, proof, published, refused, signal_name):
-    """Tonight's entry; `record` the figures of tonight's own fetch (failed or not), never an earlier night's."""
-    out = {"started": started, "ended": round(ended, 3), "scheduler": scheduler, "status": status,
-           "boards": list(roles), "published": list(published), "refused": dict(refused),
-           "steps": {s.name: {"status": s.status, "tries": s.tries, "seconds": s.seconds,
-                              "why": s.why if s.status else None} for s in steps},
-           "fetch": record and {k: record[k] for k, kind in FETCH.items() if k in record and kind[1](record[k])}}
-    out.update({"proof": proof} if proof else {}, **({"stopped_by": signal_name} if signal_name else {}))
-    booted = boot()
-    if booted is not None:      # where the night ended on the boot clock (cut down, never up), for cron's "ran today"
-        out["boot"] = {"id": booted[0], "seconds": int(booted[1] * 1000) / 1000}
-    return out
-
-
 def last(nights, count):
     return nights[-count:] if count > 0 else []     # nights[-0:] would be all of them
 
 
-def show(nights, count, zone, held=None):
+def show(nights, count, held=None):
     """The nights for a person, newest first, one block a night; `held`: (nights, bytes, DIR) the kept fetched
     nights hold on disk (folders.held), or None."""
     if count <= 0:
@@ -161,7 +118,7 @@ def show(nights, count, zone, held=None):
     for night in reversed(last(nights, count)):
         result = "ok" if night["status"] == 0 else f"FAILED {describe(night['status'])}"
         stopped = f", stopped by {night['stopped_by']}" if night.get("stopped_by") else ""
-        lines.append(f"{zone(night['started']):%Y-%m-%d %H:%M %Z}  {result}  ({one_line(night['scheduler'])}, "
+        lines.append(f"{new_york(night['started']):%Y-%m-%d %H:%M %Z}  {result}  ({one_line(night['scheduler'])}, "
                      f"{night['ended'] - night['started']:.0f}s{stopped}; "
                      f"boards: {one_line(', '.join(night['boards']))})")
         for name in STEPS:

@@ -1,6 +1,6 @@
-"""The night's log: one line per event, each with the night's own severity. Plain lines for a
-terminal or the journal (with sd-daemon's level prefix), syslog under cron, or one JSON object per
-line (what Cloud Logging reads). A plain WARNING or ERROR line says so after the program's name."""
+"""The night's log: one line an event, with the night's own severity: plain (the journal's with sd-daemon's level
+prefix), syslog under cron, or JSON for Cloud Logging; a plain WARNING or ERROR says so after the program's name."""
+import contextlib
 import json
 import os
 import sys
@@ -21,11 +21,9 @@ class Log:
         self.form, self.stream, self.syslog, self.journal = form, stream or sys.stderr, bool(syslog_ident), False
         if self.syslog:
             syslog.openlog(syslog_ident, syslog.LOG_PID, syslog.LOG_DAEMON)
-        try:    # systemd's journal names the stream it reads in JOURNAL_STREAM, DEV:INODE
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # journald names its stream, DEV:INODE
             status = os.fstat(self.stream.fileno())
             self.journal = form == "plain" and os.environ.get("JOURNAL_STREAM") == f"{status.st_dev}:{status.st_ino}"
-        except (AttributeError, OSError, ValueError):
-            pass
 
     def __call__(self, message, severity="INFO", own=True, **fields):
         """One event. own=False: a line of the job's, relayed as it is (it names its program)."""

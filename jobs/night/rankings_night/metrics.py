@@ -1,6 +1,5 @@
-"""The night's one metrics file for node_exporter's textfile collector (RANKINGS_METRICS): the night, each step,
-the proof, the votes each board left out and what tonight's fetch read. Every series every night, so a graph has
-no gaps; a failed night carries the last successes over from the file it replaces, in one rename."""
+"""The night's one metrics file for node_exporter's textfile collector (RANKINGS_METRICS): every series every night,
+so a graph has no gaps; a failed night carries the last successes over from the file it replaces, in one rename."""
 import math
 import os
 
@@ -29,18 +28,18 @@ def series(entry, path, held):
 
     def success(name, done, labels=""):    # tonight's end, or the last one carried over
         return labels, ended if done else carried(path, f"rankings_night_{name}", labels, not_after=ended)
+
+    def each_step(field, default):
+        return [(label, step.get(field, default)) for label, step in steps]
     out = [(f"rankings_night_{name}", text, [s for s in samples if s[1] is not None]) for name, text, samples in (
         ("last_run_timestamp_seconds", "Unix time at which the last night ended.", [("", ended)]),
         ("last_run_duration_seconds", "How long the last night took.", [("", round(ended - entry["started"], 3))]),
         ("last_run_exit_status", "Exit status of the last night; 0 is success.", [("", status)]),
         ("last_success_timestamp_seconds", "Unix time at which a night last succeeded (alert past 26 hours).",
          [success("last_success_timestamp_seconds", status == 0)]),
-        ("step_exit_status", "Each step's status on its last try; -1: not run.",
-         [(label, step.get("status", -1)) for label, step in steps]),
-        ("step_tries", "Tries of each step in the last night.",
-         [(label, step.get("tries", 0)) for label, step in steps]),
-        ("step_duration_seconds", "How long each step took, its pauses included.",
-         [(label, step.get("seconds", 0)) for label, step in steps]),
+        ("step_exit_status", "Each step's status on its last try; -1: not run.", each_step("status", -1)),
+        ("step_tries", "Tries of each step in the last night.", each_step("tries", 0)),
+        ("step_duration_seconds", "How long each step took, its pauses included.", each_step("seconds", 0)),
         ("step_last_success_timestamp_seconds", "Unix time at which each step last succeeded.",
          [success("step_last_success_timestamp_seconds", step.get("status") == 0, label) for label, step in steps]),
         ("boards_proven", "1: the boards were proved against Firestore's counts; 0: unproven or disagreeing; -1: not "

@@ -1,6 +1,5 @@
-"""The night: one fixed pipeline, each step after the one before it succeeded: without a Firestore project the job
-makes the boards from RANKINGS_EXPORTS; with one: fetch, the job (a child without the network), prove, publish. One
-lock, one signal handler (stop.STOP), one deadline a try; a try again only where another can succeed."""
+"""The night: fetch, the job (a child without the network), prove, publish, each step after the one before it
+succeeded (without Firestore, the job alone on RANKINGS_EXPORTS); one lock, one signal handler, one deadline a try."""
 import contextlib
 import json
 import os
@@ -13,11 +12,11 @@ from . import fetch, files, folders, history, metrics, paths, proof, publish
 from .firestore import Firestore
 from .settings import PASSED, on_a_platform
 from .snapshot import format_time, parse_time
-from .statuses import CANT_CREATE, DATA, SOFTWARE, STOPPED, TEMPFAIL, UNAVAILABLE, Failure, describe, retryable, \
+from .statuses import CANT_CREATE, DATA, FINAL, SOFTWARE, STOPPED, TEMPFAIL, UNAVAILABLE, Failure, describe, \
     status_of
 from .stop import STOP
 from .transport import FirestoreError
-from .zone import zone
+from .zone import new_york
 
 ISOLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "isolate.py")
 # Each try's limit (the job reads 10 M votes in seconds: the limits stop a hung step, not a slow one).
@@ -25,6 +24,7 @@ FETCH_SECONDS, JOB_SECONDS, PUBLISH_SECONDS, KILL_AFTER, PAUSE = 3300, 900, 300,
 # A machine clock further from Firestore's than SKEW_SECONDS is said; a board's log names SHOWN refused votes.
 SKEW_SECONDS, SHOWN, MONTH_NS = 300, 10, 30 * 86_400 * 10**9
 STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+UNPROVABLE = "tonight's boards cannot be proven (Firestore lacks an index they need)"    # why tonight reads in full
 
 
 def in_memory(state):
@@ -39,7 +39,7 @@ def in_memory(state):
 
 def week_of(read_time):
     """The ISO week of a readTime on New York's clocks (the app's getCurrentWeekId())."""
-    year, week, _ = zone()(parse_time(read_time) / 1e9).isocalendar()
+    year, week, _ = new_york(parse_time(read_time) / 1e9).isocalendar()
     return f"{year:04d}-W{week:02d}"
 
 
@@ -88,9 +88,9 @@ class Night:
         where = paths.lock(self.state)
         for path in [f(self.state, r) for r in self.roles for f in (paths.board, paths.report, paths.stats)] \
                 + [paths.history(self.state), where, self.settings.metrics or ""]:
-            if files.not_regular(path):
-                raise Failure(CANT_CREATE, f"{path} is {files.not_regular(path)}, not a regular file, where the night "
-                                           "writes one: move it away; nothing was run")
+            if kind := files.not_regular(path):
+                raise Failure(CANT_CREATE, f"{path} is {kind}, not a regular file, where the night writes one: move it "
+                                           "away; nothing was run")
         try:
             os.makedirs(self.state, exist_ok=True)
             lock = files.lock(where)
@@ -102,7 +102,7 @@ class Night:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)   # a parent may hand down a mask that blocks them
         steps, pending, attempt = [], self.steps(), self.environ.get("CLOUD_RUN_TASK_ATTEMPT")  # a platform's retry
         try:
-            self.log(f"night starting ({self.scheduler}; New York time {zone()(self.started):%Y-%m-%d %H:%M:%S %Z}"
+            self.log(f"night starting ({self.scheduler}; New York time {new_york(self.started):%Y-%m-%d %H:%M:%S %Z}"
                      + (f"; CLOUD_RUN_TASK_ATTEMPT {attempt}" if attempt is not None else "") + ")",
                      **({"task_attempt": attempt} if attempt is not None else {}))
             if self.settings.notes:
@@ -146,7 +146,7 @@ class Night:
                     continue
                 except (Failure, FirestoreError) as failure:
                     step.status, step.why = status_of(failure), str(failure)
-                    final = getattr(failure, "final", False) or not retryable(step.status)
+                    final = getattr(failure, "final", False) or step.status in FINAL
                 except Exception as error:  # noqa: BLE001 (a bug: one line, no traceback that could hold a token)
                     step.status, final = SOFTWARE, True
                     step.why = f"unexpected {type(error).__name__}: {error} (a bug in rankings-night)"
@@ -172,7 +172,7 @@ class Night:
         if self.unprovable is None:
             self.unprovable, _ = proof.probe(self.firestore, self.settings.monthly, self.say)
         if self.unprovable and full_because is None:
-            full_because = "tonight's boards cannot be proven (Firestore lacks an index they need)"
+            full_because = UNPROVABLE
         try:
             self.record = fetch.run(paths.fetched(self.state), self.firestore, self.say, full_because,
                                     on_a_platform(self.environ) and in_memory(self.state))
@@ -188,9 +188,8 @@ class Night:
                      "chrony)", "WARNING")
 
     def aggregate(self, role, limit):
-        """One board by the job, from tonight's snapshot (the exports resolved once a night); its report read."""
         s, report = self.settings, paths.report(self.state, role)
-        if self.snapshot is None:
+        if self.snapshot is None:       # the exports resolved once a night
             self.snapshot, self.computed_at = os.path.realpath(s.exports), format_time(time.time_ns())
         argv = [paths.rankings(), "aggregate", "--quiet", "--computed-at", self.computed_at, "--max-invalid",
                 f"{s.max_refused}%", "--report", report, "--stats", paths.stats(self.state, role),
@@ -269,10 +268,16 @@ class Night:
         return (STOPPED if stopped else 128 - status if status < 0 else status), (lines or [None])[-1]
 
     def finish(self, steps, status):
-        ended, self.current = time.time(), "metrics"
-        entry = history.entry(self.started, ended, self.scheduler, status, self.roles, steps, self.record,
-                              self.verdict and self.verdict.entry(), self.published, self.refused,
-                              STOP.signum and signal.Signals(STOP.signum).name)
+        """The history's entry, the metrics and the last line, however the night ended."""
+        ended, self.current, record = time.time(), "metrics", self.record
+        entry = {"started": self.started, "ended": round(ended, 3), "scheduler": self.scheduler, "status": status,
+                 "boards": list(self.roles), "published": self.published, "refused": self.refused,
+                 "steps": {s.name: {"status": s.status, "tries": s.tries, "seconds": s.seconds,
+                                    "why": s.why if s.status else None} for s in steps},
+                 "fetch": record and {k: record[k] for k, (_, good) in history.FETCH.items()
+                                      if k in record and good(record[k])}}
+        entry.update({"proof": self.verdict.entry()} if self.verdict else {},
+                     **({"stopped_by": signal.Signals(STOP.signum).name} if STOP.signum else {}))
         try:
             history.append(self.state, entry, self.log.warning)
         except OSError as error:

@@ -8,12 +8,7 @@ OK, USAGE, DATA, NO_INPUT, UNAVAILABLE, SOFTWARE, CANT_CREATE, IO_ERROR, TEMPFAI
 NAMES = {OK: "ok", USAGE: "usage", DATA: "data", NO_INPUT: "no input", UNAVAILABLE: "unavailable",
          SOFTWARE: "bug", CANT_CREATE: "cannot create", IO_ERROR: "I/O error", TEMPFAIL: "locked",
          CONFIG: "settings", STOPPED: "stopped at its limit"}
-FINAL = frozenset({USAGE, DATA, SOFTWARE, CONFIG})      # the same try would fail the same way
-
-
-def retryable(status):
-    """Another try may succeed (a step killed by a signal too: the night's own stop is told apart first)."""
-    return status != OK and status not in FINAL
+FINAL = frozenset({USAGE, DATA, SOFTWARE, CONFIG})      # the same try would fail the same way (a signal's would not)
 
 
 def describe(status):

@@ -1,7 +1,5 @@
-"""The night's one stop: set by its one signal handler (night.py), asked by all that works in the night's
-process (the transport before each try and in its pauses, the workers before each item); the forked
-streams registered in `children` are killed with it, the calls in flight registered in `cuts` cut. A step so
-ends at once, or at its next call."""
+"""The night's one stop: set by its one signal handler (night.py), asked by all that works in the night's process;
+it kills the forked streams in `children` and cuts the calls in `cuts`: a step ends at once, or at its next call."""
 import contextlib
 import os
 import signal
@@ -15,7 +13,6 @@ class Stopped(Failure):
 
     def __init__(self, signum):
         super().__init__(128 + signum, f"stopped by {signal.Signals(signum).name}", final=True)
-        self.signum = signum
 
 
 class Stop:

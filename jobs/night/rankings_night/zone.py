@@ -1,12 +1,13 @@
 """New York's clocks, where the night's day begins (the cloud function ran at its midnight)."""
 import datetime
 
+try:
+    import zoneinfo
+    NEW_YORK = zoneinfo.ZoneInfo("America/New_York")
+except Exception:  # noqa: BLE001 (no tzdata: the machine's clocks)
+    NEW_YORK = None
 
-def zone(name="America/New_York"):
-    """seconds -> an aware datetime on New York's clocks (the machine's, without tzdata)."""
-    try:
-        import zoneinfo
-        tz = zoneinfo.ZoneInfo(name)
-    except Exception:  # noqa: BLE001 (no tzdata)
-        tz = None
-    return lambda seconds: datetime.datetime.fromtimestamp(seconds, tz).astimezone(tz)
+
+def new_york(seconds):
+    """An aware datetime on New York's clocks."""
+    return datetime.datetime.fromtimestamp(seconds, NEW_YORK).astimezone(NEW_YORK)
