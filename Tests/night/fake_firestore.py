@@ -161,14 +161,7 @@ class FakeFirestore:
                 out[id_] = out.get(id_, 0) + 1
         return out
 
-    # -- Firestore's interface, as Fetch calls it
-
-    # The calls of firestore.Firestore the fetch makes, each one REST call.
-    def run_query(self, body):
-        return self.call("POST", "/documents:runQuery", body)
-
-    def run_aggregation_query(self, body, final=()):
-        return self.call("POST", "/documents:runAggregationQuery", body, final)
+    # -- Firestore's interface, as Fetch calls it: firestore.Firestore.call, one REST call each
 
     def call(self, method, suffix, body=None, final=()):
         if (method, suffix) == ("POST", "/documents:partitionQuery"):

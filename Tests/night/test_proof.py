@@ -127,9 +127,6 @@ class FakeFirestore:
         self.documents, self.indexes, self.deadline = documents, set(indexes), deadline
         self.calls = []
 
-    def run_aggregation_query(self, body, final=()):
-        return self.call("POST", "/documents:runAggregationQuery", body, final)
-
     def call(self, method, suffix, body=None, final=()):
         assert (method, suffix) == ("POST", "/documents:runAggregationQuery"), (method, suffix)
         assert body.get("readTime", READ_TIME) == READ_TIME, body.get("readTime")
@@ -354,7 +351,7 @@ class Proofs(harness.Case):
 
     def test_a_failure_other_than_an_index_is_raised(self):
         class Down(FakeFirestore):
-            def run_aggregation_query(self, *args, **kwargs):
+            def call(self, *args, **kwargs):
                 raise Refused("POST …: HTTP 403: Missing or insufficient permissions.", 403, "PERMISSION_DENIED")
         with self.assertRaises(Refused) as raised:
             prove(Down(votes()), board(votes()))

@@ -101,8 +101,8 @@ def night_settings(emulator_host=None, token_command=None):
 
 
 def sleeping(sleep):
-    """A Transport's stop that never stops and pauses with `sleep`."""
-    return types.SimpleNamespace(check=lambda: None, sleep=sleep)
+    """A Transport's stop that never stops, pauses with `sleep` and has no call to cut."""
+    return types.SimpleNamespace(check=lambda: None, sleep=sleep, cuts=set())
 
 
 class Calls(harness.Case):
@@ -285,7 +285,7 @@ class Stops(harness.Case):
         with Server(busy) as server:
             firestore = self.firestore(server)
             with self.assertRaises(stop.Stopped):
-                firestore.run_aggregation_query({})
+                firestore.call("POST", "/documents:runAggregationQuery", {})
             with self.assertRaises(stop.Stopped):
                 firestore.commit([])
             self.expect("requests", len(server.requests), 1)
@@ -300,7 +300,7 @@ class Stops(harness.Case):
         with Server(held) as server:
             started = time.monotonic()
             with self.assertRaises(stop.Stopped):
-                self.firestore(server).run_aggregation_query({})
+                self.firestore(server).call("POST", "/documents:runAggregationQuery", {})
             self.assertLess(time.monotonic() - started, 10, "the held answer was waited for")
             self.expect("requests", len(server.requests), 1)
             self.expect("no cut left registered", stop.STOP.cuts, set())

@@ -101,8 +101,7 @@ class Credentials:
                     raise
             if process.returncode == 0:
                 return checked(out.decode("utf-8", "replace"), what)
-            said = err.decode("utf-8", "replace").strip().splitlines()[-1:]
-            why = said[0] if said else f"exit status {process.returncode}"
+            why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {process.returncode}"])[-1]
         except subprocess.TimeoutExpired:
             raise NoCredentials(f"no access token: {what} ran past {COMMAND_SECONDS}s: stopped, with all it started")
         except OSError as error:

@@ -1,7 +1,6 @@
-"""Version 0.4's settings, read once more. One that still means what it meant is carried over and
-named in one WARNING with what to write instead; one that chose a mode 0.5 no longer has (a window,
-the export method, commands of one's own, flags that change what a board means) is 78 before
-anything runs, naming what to do. The 0.5 rules of RANKINGS_EXPORTS are checked here too."""
+"""Version 0.4's settings (docs/configuration.md, "Settings of 0.4"): one that still means what it meant is carried over
+and named in one WARNING with what to write instead; one that chose a mode 0.5 no longer has is 78 before anything
+runs, naming what to do. The 0.5 rules of RANKINGS_EXPORTS are checked here too."""
 import os
 import re
 
@@ -43,14 +42,13 @@ def refused(where, problem, hint=HINT):
     return Failure(CONFIG, f"{where}: {problem}" + (f"; nothing was run {hint}" if where != "environment" else ""))
 
 
-def carried(old, given, where):
-    """The 0.5 settings a 0.4 file gives by other names, where it does not give them itself."""
-    out, output, drops = {}, old.get("RANKINGS_OUTPUT"), DROP.findall(old.get("RANKINGS_FLAGS", ("",))[0])
+def carry(old, given, where):
+    """Into given and where: the 0.5 settings a 0.4 file gives by other names, where it does not give them itself."""
+    output, drops = old.get("RANKINGS_OUTPUT"), DROP.findall(old.get("RANKINGS_FLAGS", ("",))[0])
     if output and "RANKINGS_STATE_DIRECTORY" not in given and output[0].startswith("/"):
-        out["RANKINGS_STATE_DIRECTORY"], where["RANKINGS_STATE_DIRECTORY"] = os.path.dirname(output[0]), output[1]
+        given["RANKINGS_STATE_DIRECTORY"], where["RANKINGS_STATE_DIRECTORY"] = os.path.dirname(output[0]), output[1]
     if drops and "RANKINGS_MAX_DROP" not in given:
-        out["RANKINGS_MAX_DROP"], where["RANKINGS_MAX_DROP"] = drops[-1], old["RANKINGS_FLAGS"][1]
-    return out
+        given["RANKINGS_MAX_DROP"], where["RANKINGS_MAX_DROP"] = drops[-1], old["RANKINGS_FLAGS"][1]
 
 
 def _same(a, b):     # one file, the links of their folders resolved (not one the file itself is)
@@ -73,18 +71,19 @@ def _judged(name, text, where, old, s):
         moved = s.where.get("RANKINGS_STATE_DIRECTORY") == where and state != paths.STATE
         return None, f"write RANKINGS_STATE_DIRECTORY={state} instead" if moved else "delete it"
     if name == "RANKINGS_FLAGS":
-        other = next(iter(DROP.sub(" ", text).split()), None)
+        other = next(iter(DROP.sub(" ", text).split()), None)     # a word besides --max-drop N
         flag = (other or "").split("=", 1)[0]
-        moved = s.where.get("RANKINGS_MAX_DROP") == where and float(s.max_drop) != 1
-        advice = f"write RANKINGS_MAX_DROP={s.max_drop} instead" if moved else "delete it"
         if flag == "--max-invalid":
             return ("refused votes are left out up to RANKINGS_MAX_REFUSED percent of the votes (default 1): write "
-                    "RANKINGS_MAX_REFUSED instead"), advice
+                    "RANKINGS_MAX_REFUSED instead"), None
         if flag in MEANING:
-            return (f"{flag} changes what a board means, and is not the night's: the 30-day board is RANKINGS_MONTHLY"
-                    "=yes; a past day, week or window is `rankings aggregate` by hand (\"Backfill\" in rankings(1))"), \
-                advice
-        return other and f"{other} is not the night's (it sets the job's flags itself): delete it", advice
+            return (f"{flag} changes what a board means, and is not the night's: the 30-day board is "
+                    "RANKINGS_MONTHLY=yes; a past day, week or window is `rankings aggregate` by hand (\"Backfill\" in "
+                    "rankings(1))"), None
+        if other:
+            return f"{other} is not the night's (it sets the job's flags itself): delete it", None
+        moved = s.where.get("RANKINGS_MAX_DROP") == where and float(s.max_drop) != 1
+        return None, f"write RANKINGS_MAX_DROP={s.max_drop} instead" if moved else "delete it"
     if name == "RANKINGS_FETCH":
         if words and os.path.basename(words[0]) != "rankings-fetch-firestore":
             return ("fetch commands are gone: without RANKINGS_FIRESTORE_PROJECT the night reads RANKINGS_EXPORTS as "
@@ -121,7 +120,6 @@ def check(old, s):
     if not project and not s.exports:
         raise Failure(CONFIG, f"RANKINGS_EXPORTS is not set ({s.source}): without RANKINGS_FIRESTORE_PROJECT the "
                               "night reads the exports it names")
-    if not notes:
-        return None
-    return (f"{s.source} holds settings of 0.4, read as before; write 0.5's instead (rankings-night settings shows "
-            "the result): " + "; ".join(notes))
+    if notes:
+        return (f"{s.source} holds settings of 0.4, read as before; write 0.5's instead (rankings-night settings shows "
+                "the result): " + "; ".join(notes))

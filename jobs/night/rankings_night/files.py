@@ -41,19 +41,18 @@ def not_regular(path):
     return KINDS.get(stat.S_IFMT(mode), "a device")
 
 
-def create(path, mode=MODE, encoding=None):
-    """A new file (never an existing one, never through a link), `mode` whatever the umask."""
-    out = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode),
+def create(path, encoding=None):
+    out = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, MODE),
                     "w" if encoding else "wb", encoding=encoding)
-    os.fchmod(out.fileno(), mode)
+    os.fchmod(out.fileno(), MODE)    # whatever the umask
     return out
 
 
-def write_atomically(path, data, mode=MODE):
+def write_atomically(path, data):
     """path replaced by data in one rename: a new file in the same directory, written, synced."""
     staging = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
     try:
-        with create(staging, mode) as out:
+        with create(staging) as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())

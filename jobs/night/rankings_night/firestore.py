@@ -17,13 +17,12 @@ class Firestore:
     A fake in memory stands in with database_path, transport.deadline and the calls it answers."""
 
     def __init__(self, project, *, database="(default)", api=GOOGLE, credentials=None, retry=Retry(), timeout=60.0,
-                 deadline=None, say=print):
+                 say=print):
         self.api, self.database_path = api.rstrip("/"), f"projects/{project}/databases/{database}"
-        self.transport = Transport(retry, timeout, credentials, lambda m: say(auth.redact(m)), deadline, stop.STOP)
+        self.transport = Transport(retry, timeout, credentials, lambda m: say(auth.redact(m)), None, stop.STOP)
 
     @classmethod
     def from_settings(cls, settings, say):
-        """The night's: the emulator at settings.emulator_host (no token), else Google's API with a token."""
         host = settings.emulator_host
         return cls(settings.firestore_project, database=settings.firestore_database, say=say,
                    api=f"http://{host}/v1" if host else GOOGLE,
@@ -32,12 +31,6 @@ class Firestore:
     def call(self, method, suffix, body=None, final=()):
         url = f"{self.api}/{urllib.parse.quote(self.database_path + suffix, safe='/():')}"
         return self.transport.call(method, url, body, final)
-
-    def run_query(self, body):
-        return self.call("POST", "/documents:runQuery", body)
-
-    def run_aggregation_query(self, body, final=()):
-        return self.call("POST", "/documents:runAggregationQuery", body, final)
 
     def get_document(self, path):
         return self.batch_get(path)[0]
@@ -76,15 +69,16 @@ class Query:
         where = filters[0] if len(filters) == 1 else {"compositeFilter": {"op": "AND", "filters": filters}}
         self.query = {"from": [{"collectionId": collection}], **({"where": where} if filters else {})}
 
-    def asked(self, key, query):
-        return {key: query, **({"readTime": self.read_time} if self.read_time is not None else {})}
+    def ask(self, method, key, query, final=()):
+        body = {key: query, **({"readTime": self.read_time} if self.read_time is not None else {})}
+        return self.firestore.call("POST", f"/documents:{method}", body, final)
 
     def pages(self):
         """Each page's documents once whole; Broken for a document out of place or out of order as well."""
         order, start, last = [{"field": {"fieldPath": p}, "direction": "ASCENDING"} for p in self.order_by], {}, None
         for number in itertools.count(1):
             query, where = dict(self.query, limit=self.page_size, orderBy=order, **start), f"runQuery page {number}"
-            documents, read_time = read_page(self.firestore.run_query(self.asked("structuredQuery", query)), where)
+            documents, read_time = read_page(self.ask("runQuery", "structuredQuery", query), where)
             self.read_time = self.read_time or read_time
             for document in documents:
                 name, values = document["name"], [document.get("fields", {}).get(p) for p in self.order_by[:-1]]
@@ -103,8 +97,7 @@ class Query:
     def count(self):
         """Firestore's count of the query's documents at its readTime (or now, which it becomes)."""
         aggregation = {"structuredQuery": self.query, "aggregations": [{"alias": "documents", "count": {}}]}
-        answer = self.firestore.run_aggregation_query(self.asked("structuredAggregationQuery", aggregation),
-                                                      final=("DEADLINE_EXCEEDED",))
+        answer = self.ask("runAggregationQuery", "structuredAggregationQuery", aggregation, ("DEADLINE_EXCEEDED",))
         counted, read_time = read_count(answer, "runAggregationQuery")
         self.read_time = self.read_time or read_time
         return counted

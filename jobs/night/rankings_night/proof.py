@@ -121,15 +121,15 @@ class Verdict:     # one board's proof, or all boards'
 
 def prove_board(firestore, read_time, stats_path, report, since_ns=None, say=lambda text: None):
     """One board's Verdict, its line without the role: unproven where an index is missing (`say`: a COUNT cut)."""
-    jokes, (refused, why), board = read_stats(stats_path), refusals(report), Verdict(PROVEN)
+    jokes, (refused, why) = read_stats(stats_path), refusals(report)
     if why:
         return Verdict(UNPROVEN, [f"the board is unproven at readTime {read_time}: {why}"])
     by_kind = collections.Counter(e["firestore_kind"] for e in refused)
     by_joke = collections.Counter((e["joke_id"], e["firestore_kind"]) for e in refused if e["joke_id"] in jokes)
     totals = {kind: sum(c[n] for c in jokes.values()) for n, (kind, _, _) in enumerate(KINDS)}
     where, sent = since_filter(since_ns) if since_ns is not None else None, []     # sent: from the workers' threads
-    counting = types.SimpleNamespace(database_path=firestore.database_path, run_aggregation_query=lambda body, final:
-                                     sent.append(body) or firestore.run_aggregation_query(body, final))
+    counting = types.SimpleNamespace(database_path=firestore.database_path,
+                                     call=lambda *call: sent.append(call) or firestore.call(*call))
 
     def one(item):
         joke, number, kind = item
@@ -141,26 +141,24 @@ def prove_board(firestore, read_time, stats_path, report, since_ns=None, say=lam
             extra = f" + {accounted} refused by the job" if accounted else ""
             return f"{what}: {kind} {job}{extra} on the board, {theirs} in Firestore"
 
-    missing = {}    # per_joke: the command of the index the totals' COUNTs (False) or each joke's (True) lack
+    mismatches, missing = [], {}    # missing[per_joke]: the index command the totals' (False) or jokes' COUNTs lack
     for per_joke in (False, True):
         work = [(joke, n, kind) for joke in (jokes if per_joke else [None]) for n, (kind, _, _) in enumerate(KINDS)]
         # The first alone, so that a missing index costs one refusal.
         found, missing[per_joke] = _indexed(firestore, per_joke, where,
                                             lambda: [one(w) for w in work[:1]] + parallel.each(one, work[1:], WORKERS))
-        board.mismatches += [m for m in found or [] if m is not None]
+        mismatches += [m for m in found or [] if m is not None]
     unproven = [f"Firestore cannot count {VOTES[per_joke]} without a composite index; make it with: {command}"
                 for per_joke, command in missing.items() if command]
     votes = "" if missing[False] else ", ".join(f"{totals[kind] + by_kind[kind]} {kind}" for kind, _, _ in KINDS)
-    board.queries, board.index_commands = len(sent), [c for c in missing.values() if c]
-    board.status = MISMATCH if board.mismatches else UNPROVEN if unproven else PROVEN
-    more = f" (and {len(board.mismatches) - 5} more)" if len(board.mismatches) > 5 else ""
+    status = MISMATCH if mismatches else UNPROVEN if unproven else PROVEN
+    more = f" (and {len(mismatches) - 5} more)" if len(mismatches) > 5 else ""
     agree, at = f" ({votes} votes agree)" if votes else "", f"at readTime {read_time}:"
-    line = {MISMATCH: f"disagrees with Firestore {at} " + "; ".join(board.mismatches[:5]) + more,
+    line = {MISMATCH: f"disagrees with Firestore {at} " + "; ".join(mismatches[:5]) + more,
             UNPROVEN: f"is unproven {at} " + "; ".join(unproven) + agree,
             PROVEN: f"is proven {at} {len(jokes)} jokes, {votes} votes as Firestore counts them"
                     + (f", {len(refused)} of them refused by the job" if refused else "") + f" ({len(sent)} COUNTs)"}
-    board.lines.append(f"the board {line[board.status]}")
-    return board
+    return Verdict(status, [f"the board {line[status]}"], mismatches, [c for c in missing.values() if c], len(sent))
 
 
 def prove(firestore, read_time, boards, say):

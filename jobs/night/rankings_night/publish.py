@@ -34,13 +34,12 @@ def total(fields):
 
 def publish(firestore, path, name, read_time, max_drop, binary, say):
     """The board at `path` as COLLECTION/`name`: "written", or "superseded" by a later night's; 65 past `max_drop`."""
-    checked = subprocess.run([binary, "check", "--quiet", "--top", "1000", "--print-firestore", path],
-                             stdin=subprocess.DEVNULL, capture_output=True)     # the body, once it has checked it
-    if checked.returncode != 0:
-        said = "".join(f": {line}" for line in checked.stderr.decode("utf-8", "replace").strip().splitlines()[-1:])
-        raise Failure(checked.returncode, f"{path} not published: rankings check said status {checked.returncode}"
-                                          + said)
-    fields, target = json.loads(checked.stdout).get("fields", {}), f"{COLLECTION}/{name}"
+    check = subprocess.run([binary, "check", "--quiet", "--top", "1000", "--print-firestore", path],
+                           stdin=subprocess.DEVNULL, capture_output=True)     # the body, once it has checked it
+    if check.returncode != 0:
+        said = "".join(f": {line}" for line in check.stderr.decode("utf-8", "replace").strip().splitlines()[-1:])
+        raise Failure(check.returncode, f"{path} not published: rankings check said status {check.returncode}{said}")
+    fields, target = json.loads(check.stdout).get("fields", {}), f"{COLLECTION}/{name}"
     week = fields.get("week_id", {}).get("stringValue")
     if week != name:
         raise Failure(DATA, f"{path} not published: its week_id is {week}, but it would be written as {target}")

@@ -1,6 +1,5 @@
-"""The night's settings: one typed table of the twelve an operator may set (docs/configuration.md has the same),
-read from /etc/rankings.conf or the environment and checked before anything runs: an unknown name, a value outside
-its syntax or range, a relative path is 78 naming where it was (FILE:LINE or environment). 0.4's: compat.py."""
+"""The twelve settings an operator may set (docs/configuration.md), read from /etc/rankings.conf or the environment and
+checked before anything runs: a wrong one is 78 naming where it was (FILE:LINE or environment). 0.4's: compat.py."""
 import difflib
 import os
 import re
@@ -42,15 +41,14 @@ TABLE = {
     "RANKINGS_FIRESTORE_TOKEN_COMMAND": (str, ""),
     "FIRESTORE_EMULATOR_HOST": (pattern(r"[A-Za-z0-9.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:]+\]:[0-9]{1,5}", "HOST:PORT"), ""),
 }
-# A container platform retries a failed task and reads JSON logs: its defaults, as `settings` shows them.
+# Cloud Run Jobs and Kubernetes (on_a_platform) retry a failed task and read JSON logs: their defaults.
 PLATFORM = {"RANKINGS_RETRIES": "0", "RANKINGS_LOG_FORMAT": "json"}
 # `rankings`'s own variables (docs/performance.md): accepted in the environment and passed on to it.
 PASSED = frozenset({"RANKINGS_CPU", "RANKINGS_INFLATE"})
 # Kubernetes gives a pod RANKINGS_SERVICE_HOST, RANKINGS_PORT_8080_TCP... for a Service named
 # rankings (RANKINGS_DB_SERVICE_HOST... for rankings-db): never settings (none ends so), passed over.
 SERVICE_LINK = re.compile(r"RANKINGS(_[A-Z0-9_]+?)?_(SERVICE_(HOST|PORT)|PORT)(_.*)?")
-# The configuration file's syntax (docs/configuration.md): KEY=VALUE lines, comments on lines of
-# their own, values of these characters, and spaces or parentheses only inside double quotes.
+# A value's characters (docs/configuration.md, "Syntax"), and spaces or parentheses only inside double quotes.
 VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:,+=@%-")
 LONGEST = 131071  # KEY=VALUE in a child's environment (Linux's MAX_ARG_STRLEN, less its NUL)
 # A comment after a value: after its closing quote, or after a space in a bare one (systemd keeps it as the value).
@@ -58,22 +56,18 @@ COMMENT = re.compile(r'("[^"]*"|[^"]*?[ \t])[ \t]*#.*', re.DOTALL)
 
 
 def on_a_platform(environ):
-    """Cloud Run Jobs and Kubernetes set these: retries are the platform's, logs are JSON."""
     return any(k in environ for k in ("CLOUD_RUN_JOB", "CLOUD_RUN_EXECUTION", "KUBERNETES_SERVICE_HOST"))
 
 
 class Settings:
-    """Typed values by attribute (settings.state_directory...), the text each was given as (`given`), where
+    """Typed values by attribute (.state_directory..., and .roles), the text each was given as (`given`), where
     (`where`), and `notes`: the one WARNING on 0.4 settings read, or None. `lines`: (name, text, where) read."""
 
     def __init__(self, lines, source):
-        self.given, self.where, self.source, old = {}, {}, source, {}
-        for name, text, where in lines:
-            if name in compat.OLD:
-                old[name] = (text, where)
-            else:
-                self.given[name], self.where[name] = text, where
-        self.given.update(compat.carried(old, self.given, self.where))
+        old = {name: (text, where) for name, text, where in lines if name in compat.OLD}
+        self.given = {name: text for name, text, _ in lines if name not in compat.OLD}
+        self.where, self.source = {name: where for name, _, where in lines if name not in compat.OLD}, source
+        compat.carry(old, self.given, self.where)
         for name, (parse, default) in TABLE.items():
             text = self.given.get(name) or default
             try:
@@ -81,11 +75,8 @@ class Settings:
             except ValueError as problem:
                 raise refused(self.where.get(name, "default"), f"{name}={text}: {problem}", HINT) from None
             setattr(self, "emulator_host" if name == "FIRESTORE_EMULATOR_HOST" else name.lower()[9:], value)
+        self.roles = paths.ROLES if self.monthly else paths.ROLES[:1]
         self.notes = compat.check(old, self)
-
-    @property
-    def roles(self):
-        return paths.ROLES if self.monthly else paths.ROLES[:1]
 
 
 def known(name, where):

@@ -88,12 +88,12 @@ class _Try(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
         return self.do_open(self.watched(http.client.HTTPSConnection), request, context=self._context)
 
 
-def fetch(request, seconds, cuts=None):
+def fetch(request, seconds, cuts):
     """(status, headers, body) of one try within `seconds`, whatever the status: no handler of errors, and no
     redirect followed (a token must not travel to another host); cut at once by a stop (`cuts`: STOP.cuts)."""
     if seconds <= 0:
         raise TimeoutError("no time left for another try")
-    opener, connection, cuts = urllib.request.OpenerDirector(), _Try(seconds), set() if cuts is None else cuts
+    opener, connection = urllib.request.OpenerDirector(), _Try(seconds)
     cuts.add(connection.expire)
     opener.add_handler(urllib.request.ProxyHandler())
     opener.add_handler(connection)
@@ -131,8 +131,7 @@ class Transport:
             request = urllib.request.Request(url, data, {"Content-Type": "application/json", **(headers or {}), **sent},
                                              method=method)
             try:
-                status, answered, text = fetch(request, min(self.timeout, ends - time.monotonic()),
-                                               getattr(self.stop, "cuts", None))
+                status, answered, text = fetch(request, min(self.timeout, ends - time.monotonic()), self.stop.cuts)
             except (OSError, http.client.HTTPException) as error:
                 reason = getattr(error, "reason", error)     # urllib's URLError holds the socket's
                 broken = isinstance(error, http.client.HTTPException)
@@ -155,8 +154,7 @@ class Transport:
                     except (ValueError, KeyError, IndexError, TypeError):     # not Firestore's words: its start
                         said, reason = text.decode("utf-8", "replace").strip()[:300], ""
                     why = f"HTTP {status}: {said}{f' ({self.credentials.forbidden_hint()})' if status == 403 else ''}"
-                    if status == 401 and not refreshed and sent:
-                        # An expired token: a new one, once, and the same try again.
+                    if status == 401 and not refreshed and sent:    # an expired token
                         self.credentials.refresh(sent)
                         refreshed, tries = True, tries - 1
                         self.say(f"{call}: {why}; a new access token, and the call again")
