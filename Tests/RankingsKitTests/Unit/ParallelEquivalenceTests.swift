@@ -9,11 +9,15 @@ import Testing
 struct ParallelEquivalenceTests {
     // MARK: Corpora (built once)
 
-    /// ~600 short lines: cheap enough for pieces of 1–7 bytes.
-    static let small = EventCorpus(seed: 11, .init(lineCount: 600, bom: true, finalNewline: false, badEvery: 9, blankEvery: 13))
+    /// ~600 short lines: cheap enough for pieces of 1–7 bytes. Under a sanitizer (`Sanitizer.isOn`)
+    /// 200, and the mixed corpus below 1,200 lines with a medium line every 50: a piece of a few
+    /// bytes is a work item, and every one was most of this suite's 220 CPU-s under the two
+    /// sanitizers; a third of the lines still cut every piece, chunk and bad-line path.
+    static let small = EventCorpus(seed: 11, .init(lineCount: Sanitizer.isOn ? 200 : 600, bom: true, finalNewline: false,
+                                                   badEvery: 9, blankEvery: 13))
     /// ~4,000 lines, some of them 2–20 KB, so tiny chunks must grow.
-    static let mixed = EventCorpus(seed: 12, .init(lineCount: 4000, bom: true, finalNewline: false,
-                                                   mediumLine: 20_000, mediumEvery: 150))
+    static let mixed = EventCorpus(seed: 12, .init(lineCount: Sanitizer.isOn ? 1200 : 4000, bom: true, finalNewline: false,
+                                                   mediumLine: 20_000, mediumEvery: Sanitizer.isOn ? 50 : 150))
     /// ~2,000 short lines around long lines of 100 KB–3 MB, one of them bad. Under a sanitizer
     /// (`Sanitizer.isOn`) 60–600 KB: still longer than every chunk size and than the pieces they
     /// are cut into, so every split and growth path runs, on a fifth of the bytes.
