@@ -18,8 +18,10 @@ if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 #   scanner and decoder, typed lines, long lines in small reads, the tallies, gzip's inflaters,
 #   managed exports and their damaged logs, migrate's batches, the strict JSON parser, random and
 #   fuzz-found input through the binary (built with the sanitizer too, so its reports fail the
-#   test that ran it), the parallel reader's pieces cut at every size, and the second reading of
-#   refused lines and entities for --report.
+#   test that ran it), and the second reading of refused lines and entities for --report. The
+#   parallel reader's pieces cut at every size run here through the parallel fuzz target (under
+#   AddressSanitizer, its corpus replayed in every CI run); ParallelEquivalenceTests runs under
+#   ThreadSanitizer (below), where its threads are the point: under both it was 120 CPU-s.
 # - ThreadSanitizer: the suites that start our threads (the aggregator's workers and shared
 #   tally, the read-ahead of gzip and pipes) in the test process or in the binary at several
 #   thread counts. A race needs a second thread; the rest never leave the calling one, or start
@@ -31,8 +33,8 @@ address_suites=(ScanKernelAgreementTests LineKernelAgreementTests LineLayoutTest
     EntityPickTests EntityTemplateTests ExportSchemaTests ScannerTests TypedSpansTests LongLineTests
     TallyTests SharedTallyTests DeferredChecksumTests InflaterAgreementTests ManagedExportTests
     LogDamageTests ExportMetadataTests ManagedExportCommandTests MigrationBatchingTests MigrateInputTests
-    CheckJSONParserTests DifferentialTests JSONRuleTests FuzzFindingTests TypedLineTests ParallelEquivalenceTests
-    RefusedReportTests ExportEventRulesTests)
+    CheckJSONParserTests DifferentialTests JSONRuleTests FuzzFindingTests TypedLineTests RefusedReportTests
+    ExportEventRulesTests)
 thread_suites=(ParallelEquivalenceTests SharedTallyTests RecordFileReaderTests InputDirectoryTests
     DedupeTests StatsTests BackfillGoldenTests PeakMemoryTests TypedLineTests DeferredChecksumTests
     InflaterAgreementTests InputSourceTests FailedRunOutputsTests)
