@@ -39,8 +39,9 @@ thread_suites=(ParallelEquivalenceTests SharedTallyTests RecordFileReaderTests I
     DedupeTests StatsTests BackfillGoldenTests PeakMemoryTests TypedLineTests DeferredChecksumTests
     InflaterAgreementTests InputSourceTests FailedRunOutputsTests)
 # Suites compiled beside a sanitizer's, not run, for what its own suites take from them: RefusedReportTests
-# builds on LayeredFolderTests' nights, InflaterAgreementTests reads FuzzFindingTests' findings.
-address_also=(LayeredFolderTests) thread_also=(FuzzFindingTests)
+# builds on LayeredFolderTests' nights, LongLineTests reads through ParallelEquivalenceTests' MemorySource,
+# InflaterAgreementTests reads FuzzFindingTests' findings.
+address_also=(LayeredFolderTests ParallelEquivalenceTests) thread_also=(FuzzFindingTests)
 # The files a sanitizer's build leaves out (Package.swift's RANKINGS_TEST_EXCLUDE): those that
 # hold tests, but none of its suites. It keeps its suites' files and every one without a test
 # (the support they share): compiling all 108 files under a sanitizer took twice the CPU. A suite
