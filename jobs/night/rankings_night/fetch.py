@@ -208,8 +208,11 @@ class Fetch:
                     f"{linked})"
         else:   # a rare night: it reads and writes every document, and counts what it wrote
             out = Writer(os.path.join(self.folder, SNAPSHOT))
-            for _, line in merged(self.previous_folder, before, ((n, changed[n]) for n in names)):
-                out.write_lines([line])
+            try:
+                for _, line in merged(self.previous_folder, before, ((n, changed[n]) for n in names)):
+                    out.write_lines([line])
+            except Damaged as damage:   # lines out of order, which their digest cannot show
+                raise NotProven(f"the previous snapshot cannot be built on: {damage}") from None
             layers, how = [out.close()], f"as a new {SNAPSHOT} (compacted: {why})"
             written = layers[0]["bytes"]
             if layers[0]["lines"] != whole:
