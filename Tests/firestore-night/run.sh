@@ -15,7 +15,7 @@
 #   test_index.py       an index missing: a full read, published unproven, status and metric say so;
 #                       `plan` names every index
 #   test_stop.py        SIGTERM while the proof's COUNTs are held: nothing published, 143, said so
-#   test_read_time.py   20,000 votes: every stream's first page asked within a readTime's 8 s at the proxy
+#   test_read_time.py   20,000 votes read within a readTime that lives 8 s of Firestore's time at the proxy
 #
 #   Tests/firestore-night/run.sh [RANKINGS]     default: .build/debug/rankings
 #
