@@ -27,12 +27,9 @@ if ((EUID != 0)); then
     echo "Tests/image/run.sh must run as root (podman's storage, the volume's owner)" >&2
     exit 77
 fi
-for tool in gcloud java; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "Tests/image/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
-        exit 2
-    fi
-done
+# shellcheck source=Tests/firestore/suite.sh
+source Tests/firestore/suite.sh
+emulator_suite image
 # test_image.py freezes its emulator mid-night (a stop while the fetch waits): never one that
 # other suites share (Tests/firestore-loop/emulator.py).
 unset RANKINGS_TEST_EMULATOR

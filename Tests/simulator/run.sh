@@ -16,16 +16,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 rankings=${1:-.build/debug/rankings}
-if [[ ! -x $rankings ]]; then
-    echo "Tests/simulator/run.sh: no rankings executable at $rankings (run swift build first)" >&2
-    exit 2
-fi
-for tool in gcloud java; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "Tests/simulator/run.sh: $tool is missing (Google's Firestore emulator needs gcloud and Java)" >&2
-        exit 2
-    fi
-done
+# shellcheck source=Tests/firestore/suite.sh
+source Tests/firestore/suite.sh
+emulator_suite simulator "$rankings"
 export SIMULATOR_RANKINGS RANKINGS
 SIMULATOR_RANKINGS=$(realpath -- "$rankings")
 RANKINGS=$SIMULATOR_RANKINGS
